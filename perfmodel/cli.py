@@ -1,0 +1,131 @@
+"""The ``perfmodel`` command line.
+
+Verbs so far: ``platforms``, ``devices``, ``networks`` (the hardware catalog),
+``data`` (recorded benchmark figures) and ``report`` (what ``make run`` runs).
+Each verb that prints a table takes ``--format table|csv|json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import pandas as pd
+
+import perfmodel
+from perfmodel import benchmarks, catalog, units
+from perfmodel.errors import DataError, UnknownNameError
+
+FORMATS = ("table", "csv", "json")
+
+
+def _emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
+    out = out or sys.stdout
+    if fmt == "csv":
+        frame.to_csv(out, index=False)
+    elif fmt == "json":
+        out.write(frame.to_json(orient="records", indent=2))
+        out.write("\n")
+    else:
+        with pd.option_context("display.width", 200, "display.max_columns", 50,
+                               "display.max_colwidth", 60, "display.max_rows", 500):
+            out.write(frame.to_string(index=False))
+            out.write("\n")
+
+
+def _cmd_platforms(args: argparse.Namespace) -> int:
+    _emit(catalog.platforms_table(), args.format)
+    return 0
+
+
+def _cmd_devices(args: argparse.Namespace) -> int:
+    _emit(catalog.devices_table(), args.format)
+    return 0
+
+
+def _cmd_networks(args: argparse.Namespace) -> int:
+    _emit(catalog.networks_table(), args.format)
+    return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    frame = benchmarks.load_benchmarks(args.path)
+    if args.list:
+        cols = ["figure_id", "source_id", "system", "platform_id", "operation", "level",
+                "metric", "value", "unit", "baseline"]
+        _emit(frame[cols], args.format)
+        return 0
+    summary = benchmarks.summarize_benchmarks(frame, by=args.by.split(","))
+    _emit(summary, args.format)
+    if args.format == "table":
+        print(f"\n{len(frame)} figures from {frame['source_id'].nunique()} sources "
+              f"({int(frame['unit'].map(units.is_relative).sum())} relative) "
+              f"in {frame['file'].nunique()} files")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    print(f"perfmodel {perfmodel.__version__}: hardware catalog and recorded figures\n")
+    print("== Platforms ==")
+    _emit(catalog.platforms_table(), "table")
+    print("\n== Storage devices ==")
+    _emit(catalog.devices_table(), "table")
+    print("\n== Recorded benchmark figures by source ==")
+    frame = benchmarks.load_benchmarks()
+    _emit(benchmarks.summarize_benchmarks(frame, by=["source_id"]), "table")
+    print("\n== By metric ==")
+    _emit(benchmarks.summarize_benchmarks(frame, by=["metric"]), "table")
+    print(f"\n{len(frame)} recorded figures. Sizing reports arrive with `perfmodel size`.")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and documentation)."""
+    parser = argparse.ArgumentParser(
+        prog="perfmodel",
+        description="Performance models and capacity planning for databases and storage "
+                    "on POWER8, x86 and Kunpeng servers.",
+    )
+    parser.add_argument("--version", action="version", version=f"perfmodel {perfmodel.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def with_format(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+        return p
+
+    with_format(sub.add_parser("platforms", help="list the hardware catalog's platforms")
+                ).set_defaults(func=_cmd_platforms)
+    with_format(sub.add_parser("devices", help="list the catalog's storage devices")
+                ).set_defaults(func=_cmd_devices)
+    with_format(sub.add_parser("networks", help="list the catalog's networks")
+                ).set_defaults(func=_cmd_networks)
+    data = with_format(sub.add_parser(
+        "data", help="summarise recorded benchmark figures by source and metric"))
+    data.add_argument("--path", default=None,
+                      help="a CSV file or folder in the benchmark schema (default: shipped data)")
+    data.add_argument("--by", default="source_id,metric",
+                      help="comma-separated columns to group by (default: source_id,metric)")
+    data.add_argument("--list", action="store_true", help="list every figure instead")
+    data.set_defaults(func=_cmd_data)
+    sub.add_parser("report", help="the main report (what `make run` prints)"
+                   ).set_defaults(func=_cmd_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``perfmodel`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (DataError, UnknownNameError, FileNotFoundError) as exc:
+        print(f"perfmodel {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
