@@ -1,0 +1,85 @@
+"""The perfmodel command line."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from perfmodel.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_lists_the_verbs(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    for verb in ("platforms", "devices", "networks", "data", "report"):
+        assert verb in out
+
+
+def test_no_verb_prints_help_and_fails(capsys):
+    code, out, _ = run(capsys)
+    assert code == 2 and "usage" in out
+
+
+def test_platforms_csv_round_trips(capsys):
+    code, out, _ = run(capsys, "platforms", "--format", "csv")
+    assert code == 0
+    table = pd.read_csv(io.StringIO(out)).set_index("id")
+    assert table.loc["power8-s821lc-10c", "threads"] == 80
+    assert table.loc["kunpeng-r722", "numa_nodes"] == 4
+
+
+def test_devices_json(capsys):
+    code, out, _ = run(capsys, "devices", "--format", "json")
+    records = {r["id"]: r for r in json.loads(out)}
+    assert code == 0
+    assert records["sata-ssd-800gb"]["queue_depth_limit"] == 32
+
+
+def test_data_summary_by_source_and_metric(capsys):
+    code, out, _ = run(capsys, "data", "--format", "csv")
+    assert code == 0
+    table = pd.read_csv(io.StringIO(out))
+    assert {"source_id", "metric", "figures", "relative"} <= set(table.columns)
+    by_source = table.groupby("source_id")["figures"].sum()
+    assert by_source["seed004"] >= 48 and by_source["ctx-ceph-part2"] == 48
+    code, out, _ = run(capsys, "data")
+    assert "figures from 8 sources" in out
+
+
+def test_data_on_a_bad_file_is_one_clear_error(capsys, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("figure_id,value\nx,1\n")
+    code, out, err = run(capsys, "data", "--path", str(bad))
+    assert code == 1
+    assert "bad.csv:1: field 'source_id' required column is missing" in err
+    assert "Traceback" not in err
+
+
+def test_report_prints_catalog_and_data(capsys):
+    code, out, _ = run(capsys, "report")
+    assert code == 0
+    assert "power8-s821lc-10c" in out and "kunpeng-r722" in out and "seed002" in out
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("perfmodel", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("perfmodel console script not installed beside this interpreter")
+    out = subprocess.run([exe, "platforms", "--format", "csv"], check=True, capture_output=True,
+                         text=True).stdout
+    assert "x86-dl380-e5-2630v4" in out
