@@ -1,0 +1,209 @@
+"""What is asked of the system: the workload.
+
+A :class:`Workload` is an operation mix, object and dataset sizes, a key
+popularity, and either a closed loop of clients (cassandra-stress threads, YCSB
+threads, fio jobs x iodepth, TPC-C terminals, each with a think time) or an
+open arrival rate, plus the replication factor and consistency level.
+
+Numeric fields may be numpy arrays (they broadcast), so one ``Workload``
+describes a whole sweep. Construction validates every field and raises a
+ValueError naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+OPERATIONS = ("read", "write", "mixed", "tpcc")
+DISTRIBUTIONS = ("uniform", "zipf")
+CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL")
+GIB = 2.0**30
+
+
+def _numeric(value: Any, name: str, *, lo: float | None = None, hi: float | None = None,
+             integer: bool = False, strict_lo: bool = False, allow_inf: bool = False) -> Any:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if np.isnan(arr).any():
+        raise ValueError(f"{name}: must not be NaN")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name}: must be finite")
+    if lo is not None:
+        bad = arr <= lo if strict_lo else arr < lo
+        if bad.any():
+            op = ">" if strict_lo else ">="
+            raise ValueError(f"{name}: must be {op} {lo:g}, got {value!r}")
+    if hi is not None and (arr > hi).any():
+        raise ValueError(f"{name}: must be <= {hi:g}, got {value!r}")
+    if integer and (np.isfinite(arr) & (arr != np.floor(arr))).any():
+        raise ValueError(f"{name}: must be a whole number, got {value!r}")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A database or storage workload.
+
+    Parameters
+    ----------
+    operation : ``read``, ``write``, ``mixed`` or ``tpcc`` (a label; the mix is
+        ``read_fraction``).
+    read_fraction : share of operations that read [-], in [0, 1].
+    object_bytes : row / value / object size [B] (> 0).
+    dataset_bytes : data set size before replication [B] (>= 0).
+    io_bytes : block size of each I/O for block workloads (fio, RBD) [B];
+        defaults to ``object_bytes``.
+    key_distribution : ``uniform`` or ``zipf`` key popularity.
+    zipf_s : Zipf exponent [-] (>= 0) when ``key_distribution`` is ``zipf``.
+    clients, threads_per_client, iodepth : closed loop: ``clients x
+        threads_per_client x iodepth`` requests outstanding [count].
+    think_time_s : think time between a response and the next request [s].
+    arrival_rate : open loop instead: Poisson arrivals [1/s].
+    replication_factor : copies of each object [count] (>= 1).
+    consistency : replicas a request waits for: ``ONE``, ``TWO``, ``THREE``,
+        ``QUORUM``, ``ALL`` or a count.
+
+    Exactly one of ``clients`` and ``arrival_rate`` is given.
+    """
+
+    operation: str = "mixed"
+    read_fraction: Any = 0.5
+    object_bytes: Any = 1024.0
+    dataset_bytes: Any = 0.0
+    io_bytes: Any = None
+    key_distribution: str = "uniform"
+    zipf_s: Any = 0.99
+    clients: Any = None
+    threads_per_client: Any = 1
+    iodepth: Any = 1
+    think_time_s: Any = 0.0
+    arrival_rate: Any = None
+    replication_factor: Any = 1
+    consistency: str | int = "ONE"
+
+    def __post_init__(self) -> None:
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        if self.operation not in OPERATIONS:
+            raise ValueError(f"operation: must be one of {', '.join(OPERATIONS)}, got {self.operation!r}")
+        if self.key_distribution not in DISTRIBUTIONS:
+            raise ValueError(f"key_distribution: must be one of {', '.join(DISTRIBUTIONS)}, "
+                             f"got {self.key_distribution!r}")
+        put("read_fraction", _numeric(self.read_fraction, "read_fraction", lo=0.0, hi=1.0))
+        put("object_bytes", _numeric(self.object_bytes, "object_bytes", lo=0.0, strict_lo=True))
+        put("dataset_bytes", _numeric(self.dataset_bytes, "dataset_bytes", lo=0.0))
+        io = self.object_bytes if self.io_bytes is None else self.io_bytes
+        put("io_bytes", _numeric(io, "io_bytes", lo=0.0, strict_lo=True))
+        put("zipf_s", _numeric(self.zipf_s, "zipf_s", lo=0.0))
+        put("think_time_s", _numeric(self.think_time_s, "think_time_s", lo=0.0))
+        put("threads_per_client", _numeric(self.threads_per_client, "threads_per_client", lo=1.0,
+                                           integer=True))
+        put("iodepth", _numeric(self.iodepth, "iodepth", lo=1.0, integer=True))
+        put("replication_factor", _numeric(self.replication_factor, "replication_factor", lo=1.0,
+                                           integer=True))
+        if (self.clients is None) == (self.arrival_rate is None):
+            raise ValueError("clients: give exactly one of clients (closed loop) and "
+                             "arrival_rate (open loop)")
+        if self.clients is not None:
+            put("clients", _numeric(self.clients, "clients", lo=1.0, integer=True))
+        else:
+            put("arrival_rate", _numeric(self.arrival_rate, "arrival_rate", lo=0.0, strict_lo=True))
+        acks = self.acks
+        if (np.asarray(acks) > np.asarray(self.replication_factor)).any():
+            raise ValueError(f"consistency: {self.consistency!r} needs {acks} replicas but "
+                             f"replication_factor is {self.replication_factor}")
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def closed(self) -> bool:
+        """True for a closed loop of clients, False for open arrivals."""
+        return self.clients is not None
+
+    @property
+    def concurrency(self):
+        """Requests outstanding in a closed loop [count]: clients x threads x iodepth."""
+        if not self.closed:
+            raise ValueError("concurrency: an open workload (arrival_rate) has no fixed concurrency")
+        return self.clients * self.threads_per_client * self.iodepth
+
+    @property
+    def acks(self):
+        """Replica answers a request waits for [count] (the consistency level)."""
+        level = self.consistency
+        rf = np.asarray(self.replication_factor)
+        if isinstance(level, int | np.integer) and not isinstance(level, bool):
+            if level < 1:
+                raise ValueError(f"consistency: a replica count must be >= 1, got {level}")
+            return level
+        if not isinstance(level, str) or level.upper() not in CONSISTENCY_LEVELS:
+            raise ValueError(f"consistency: must be one of {', '.join(CONSISTENCY_LEVELS)} or a "
+                             f"count, got {level!r}")
+        level = level.upper()
+        fixed = {"ONE": 1, "TWO": 2, "THREE": 3}
+        if level in fixed:
+            return fixed[level]
+        out = np.floor(rf / 2) + 1 if level == "QUORUM" else rf
+        return float(out) if np.ndim(out) == 0 else out
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Workload:
+        """Build from a mapping with unit-suffixed keys (a workload YAML file).
+
+        Accepted size keys: ``object_bytes``, ``io_bytes``, ``dataset_bytes``,
+        ``dataset_gb`` (1e9 B), ``dataset_gib``; time keys ``think_time_s``,
+        ``think_time_ms``; other keys are the field names. Unknown keys raise
+        a ValueError listing the valid ones.
+        """
+        data = dict(data)
+        conversions = {"dataset_gb": ("dataset_bytes", 1e9), "dataset_gib": ("dataset_bytes", GIB),
+                       "think_time_ms": ("think_time_s", 1e-3), "arrival_rate_ops_s": ("arrival_rate", 1.0)}
+        for key, (target, factor) in conversions.items():
+            if key in data:
+                if target in data:
+                    raise ValueError(f"{key}: give either {key} or {target}, not both")
+                data[target] = np.asarray(data.pop(key), dtype=float) * factor
+        valid = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - valid)
+        if unknown:
+            raise ValueError(f"{unknown[0]}: unknown workload key; valid keys: "
+                             + ", ".join(sorted(valid | set(conversions))))
+        return cls(**data)
+
+    @classmethod
+    def from_benchmark(cls, row: Mapping[str, Any]) -> Workload:
+        """The workload of a recorded figure (a row of :func:`perfmodel.load_benchmarks`).
+
+        Closed loop with ``clients x threads_per_client x iodepth`` (or TPC-C
+        terminals); missing sizes fall back to documented defaults (1 KiB
+        objects, 4 KiB I/Os for block workloads).
+        """
+        def get(key: str, default: Any = None) -> Any:
+            value = row.get(key, default)
+            if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+                return default
+            return value
+
+        operation = get("operation", "mixed")
+        read_fraction = get("read_fraction", {"read": 1.0, "write": 0.0}.get(operation, 0.5))
+        clients = get("terminals") or get("clients", 1)
+        object_bytes = get("object_bytes") or get("io_bytes") or 1024.0
+        return cls(
+            operation=operation,
+            read_fraction=float(read_fraction),
+            object_bytes=float(object_bytes),
+            io_bytes=float(get("io_bytes") or object_bytes),
+            dataset_bytes=float(get("dataset_gb", 0.0)) * 1e9,
+            clients=int(clients),
+            threads_per_client=int(get("threads_per_client", 1)),
+            iodepth=int(get("iodepth", 1)),
+            replication_factor=int(get("replication_factor", 1)),
+        )

@@ -1,0 +1,84 @@
+"""Storage devices: queue-depth curves, SATA vs NVMe paths, flush bursts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel import storage
+
+
+def test_littles_law_parallelism():
+    assert storage.device_parallelism(450_000, 80e-6) == pytest.approx(36.0)
+    assert storage.device_parallelism(1000, 1e-4) == 1.0  # never below one unit
+
+
+def test_occupancy_reproduces_spec_iops_and_bandwidth():
+    p, iops, bw = 36.0, 450_000.0, 2.8e9
+    s4k = storage.io_occupancy(4096, p, iops, bw)
+    assert p / s4k == pytest.approx(iops, rel=1e-12)
+    s_big = storage.io_occupancy(64 * 2**20, p, iops, bw)
+    assert p / s_big * 64 * 2**20 == pytest.approx(bw, rel=2e-3)  # large I/Os: bandwidth bound
+    # monotone in size
+    sizes = np.array([512, 4096, 8192, 65536, 524288])
+    assert np.all(np.diff(storage.io_occupancy(sizes, p, iops, bw)) > 0)
+
+
+def test_queue_depth_curve_rises_then_saturates():
+    p, s = 32.0, 100e-6
+    qd = np.array([1, 2, 4, 8, 16, 32, 64, 256])
+    x = storage.device_throughput(qd, p, s)
+    assert x[0] == pytest.approx(1 / s)  # QD1: one I/O at a time
+    assert np.all(np.diff(x) >= 0)
+    assert x[-1] == pytest.approx(p / s)  # saturated at P / s
+
+
+def test_sata_single_queue_caps_parallelism_nvme_does_not():
+    sata = perfmodel.load_device("sata-ssd-800gb")
+    nvme = perfmodel.load_device("pblaze5-700-4tb")
+    assert storage.effective_parallelism(100, sata.hardware_queues, sata.queue_depth_limit) == 32
+    assert storage.effective_parallelism(100, nvme.hardware_queues, nvme.queue_depth_limit) == 100
+    # the single-queue submission path serialises: capacity 1/cost, NVMe scales with queues
+    assert storage.host_path_capacity(5e-6, 1, 16) == pytest.approx(200_000)
+    assert storage.host_path_capacity(5e-6, 32, 16) == pytest.approx(16 * 200_000)
+
+
+def test_mixed_occupancy_is_the_harmonic_iops_mix():
+    p, r_iops, w_iops = 10.0, 100_000.0, 25_000.0
+    s = storage.mixed_occupancy(0.8, p / r_iops, p / w_iops)
+    assert p / s == pytest.approx(1 / (0.8 / r_iops + 0.2 / w_iops))
+
+
+def test_burst_profile_seed003_orders_of_magnitude():
+    """Seed 003: 136 MB/s mean writes drained in bursts at up to 5.6 GB/s with QD up to 800.
+    The duty cycle is a few percent (so p99 reads see bursts, p95 barely), and a full
+    800 x 512 KiB backlog takes ~75 ms to drain -- the 40-50 ms read peaks sit inside that."""
+    duty, delay, backlog = storage.burst_profile(136e6, 5.6e9, 800)
+    assert duty == pytest.approx(136e6 / 5.6e9)
+    assert 0.01 < duty < 0.05
+    assert backlog == pytest.approx(800 * 512 * 1024 / 5.6e9)
+    assert 0.040 < backlog < 0.090
+    assert delay == pytest.approx(backlog / 2)
+    assert storage.burst_profile(1e12, 1e9, 10)[0] == 1.0  # duty cannot exceed 1
+
+
+def test_background_write_rate():
+    assert storage.background_write_rate(100e6, 10.0) == pytest.approx(1e9)
+    with pytest.raises(ValueError, match="^write_amplification"):
+        storage.background_write_rate(100e6, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: storage.device_throughput(-1, 4, 1e-4), "outstanding"),
+        (lambda: storage.device_throughput(1, 0.5, 1e-4), "parallelism"),
+        (lambda: storage.io_occupancy(0, 4, 1e5, 1e9), "io_bytes"),
+        (lambda: storage.mixed_occupancy(1.2, 1e-4, 1e-4), "read_fraction"),
+        (lambda: storage.burst_profile(1e6, 0, 10), "burst_bandwidth_bytes_s"),
+    ],
+)
+def test_bad_input_names_the_argument(call, name):
+    with pytest.raises(ValueError, match=f"^{name}"):
+        call()
