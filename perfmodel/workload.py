@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from perfmodel.replication import acks_required
+
 OPERATIONS = ("read", "write", "mixed", "tpcc")
 DISTRIBUTIONS = ("uniform", "zipf")
-CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL")
 GIB = 2.0**30
 
 
@@ -116,10 +117,7 @@ class Workload:
             put("clients", _numeric(self.clients, "clients", lo=1.0, integer=True))
         else:
             put("arrival_rate", _numeric(self.arrival_rate, "arrival_rate", lo=0.0, strict_lo=True))
-        acks = self.acks
-        if (np.asarray(acks) > np.asarray(self.replication_factor)).any():
-            raise ValueError(f"consistency: {self.consistency!r} needs {acks} replicas but "
-                             f"replication_factor is {self.replication_factor}")
+        _ = self.acks  # validates the consistency level against the replication factor
 
     # ------------------------------------------------------------------ derived
     @property
@@ -136,22 +134,12 @@ class Workload:
 
     @property
     def acks(self):
-        """Replica answers a request waits for [count] (the consistency level)."""
-        level = self.consistency
-        rf = np.asarray(self.replication_factor)
-        if isinstance(level, int | np.integer) and not isinstance(level, bool):
-            if level < 1:
-                raise ValueError(f"consistency: a replica count must be >= 1, got {level}")
-            return level
-        if not isinstance(level, str) or level.upper() not in CONSISTENCY_LEVELS:
-            raise ValueError(f"consistency: must be one of {', '.join(CONSISTENCY_LEVELS)} or a "
-                             f"count, got {level!r}")
-        level = level.upper()
-        fixed = {"ONE": 1, "TWO": 2, "THREE": 3}
-        if level in fixed:
-            return fixed[level]
-        out = np.floor(rf / 2) + 1 if level == "QUORUM" else rf
-        return float(out) if np.ndim(out) == 0 else out
+        """Replica answers a request waits for [count] (the consistency level).
+
+        See :func:`perfmodel.replication.acks_required`.
+        """
+        k = acks_required(self.consistency, self.replication_factor)
+        return float(k) if np.ndim(k) == 0 else k.astype(float)
 
     # ------------------------------------------------------------------ building
     @classmethod

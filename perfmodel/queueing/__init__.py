@@ -40,7 +40,13 @@ from perfmodel.queueing.open import (
     open_network,
     traffic_equations,
 )
-from perfmodel.queueing.path import Sojourn, path_response_time_mean, path_response_time_quantile
+from perfmodel.queueing.path import (
+    Sojourn,
+    gamma_quantile,
+    path_response_time_mean,
+    path_response_time_quantile,
+    sojourn_moments,
+)
 from perfmodel.queueing.quantiles import (
     mm1_response_time_quantile,
     mm1_waiting_time_quantile,
@@ -107,8 +113,10 @@ __all__ = [
     "mmc_waiting_time_quantile",
     "multiclass_mva",
     "open_network",
+    "gamma_quantile",
     "path_response_time_mean",
     "path_response_time_quantile",
+    "sojourn_moments",
     "traffic_equations",
     "usl_peak_concurrency",
     "usl_throughput",

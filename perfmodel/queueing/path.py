@@ -57,9 +57,50 @@ from perfmodel.queueing.single import _erlang_c, ggc_waiting_time
 
 __all__ = [
     "Sojourn",
+    "gamma_quantile",
     "path_response_time_mean",
     "path_response_time_quantile",
+    "sojourn_moments",
 ]
+
+
+def sojourn_moments(wait_probability, mean_wait, service_time, service_scv=1.0):
+    """Mean [s] and variance [s^2] of a sojourn W + S, vectorised over arrays.
+
+    W is 0 with probability 1 - P and Exp with mean ``mean_wait / P`` otherwise
+    (the Erlang C form, exact for M/M/c), S has mean ``service_time`` and
+    squared coefficient of variation ``service_scv``; W and S independent:
+    E = E[W] + E[S], Var = E[W]^2 (2 / P - 1) + c_s^2 E[S]^2
+    (Tijms 1994, sec. 4.5). A station with ``mean_wait = inf`` has infinite
+    moments.
+    """
+    p = as_array(wait_probability, "wait_probability", nonnegative=True)
+    if (p > 1).any():
+        raise ValueError("wait_probability: must lie in [0, 1]")
+    w = as_array(mean_wait, "mean_wait", nonnegative=True, allow_inf=True)
+    s = as_array(service_time, "service_time", nonnegative=True)
+    cs2 = as_array(service_scv, "service_scv", nonnegative=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var_w = np.where(w > 0, w * w * (2.0 / np.maximum(p, 1e-300) - 1.0), 0.0)
+    var_w = np.where(np.isinf(w), np.inf, var_w)
+    return w + s, var_w + cs2 * s * s
+
+
+def gamma_quantile(q, mean, variance):
+    """q-quantile [s] of the gamma distribution with this mean [s] and variance [s^2].
+
+    Two-moment matching: shape = mean^2 / var, scale = var / mean. Infinite
+    mean or variance give ``inf``; zero variance gives the mean.
+    """
+    q = as_probability(q, "q")
+    m = as_array(mean, "mean", nonnegative=True, allow_inf=True)
+    v = as_array(variance, "variance", nonnegative=True, allow_inf=True)
+    q, m, v = np.broadcast_arrays(q, m, v)
+    out = np.array(m, dtype=np.float64, copy=True)
+    ok = np.isfinite(m) & np.isfinite(v) & (v > 0) & (m > 0)
+    out[~(np.isfinite(m) & np.isfinite(v))] = np.inf
+    out[ok] = stats.gamma.ppf(q[ok], a=m[ok] ** 2 / v[ok], scale=v[ok] / m[ok])
+    return out
 
 
 def _positive_float(v, name: str, *, allow_zero: bool = False) -> float:
@@ -166,7 +207,8 @@ class Sojourn:
         if self.saturated:
             return np.inf
         p, th = self.wait_probability, self.wait_rate
-        return (2.0 * p - p * p) / th**2 + self.service_scv * self.service_time**2
+        mean_wait = p / th if p > 0 else 0.0
+        return float(sojourn_moments(p, mean_wait, self.service_time, self.service_scv)[1])
 
     # components used by the convolution: (sf, quantile) pairs
     def _components(self):
@@ -259,7 +301,7 @@ def path_response_time_quantile(
     if method == "gamma":
         mean = sum(s.mean() for s in stations)
         var = sum(s.variance() for s in stations)
-        return stats.gamma.ppf(q, a=mean * mean / var, scale=var / mean)
+        return gamma_quantile(q, mean, var)
     comps = [c for s in stations for c in s._components()]
     n = len(comps)
     q_lo, q_hi = float(q.min()), float(q.max())
