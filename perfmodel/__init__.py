@@ -9,6 +9,8 @@ Public entry points::
     perfmodel.list_devices(),   perfmodel.load_device(name_or_path)
     perfmodel.list_networks(),  perfmodel.load_network(name_or_path)
     perfmodel.load_benchmarks(path=None)
+    perfmodel.Workload(...), perfmodel.predict(platform, workload, system=..., **knobs)
+    perfmodel.grid(**axes), perfmodel.load_parameters(name_or_path)
 """
 
 from perfmodel.benchmarks import load_benchmarks, summarize_benchmarks
@@ -24,6 +26,9 @@ from perfmodel.catalog import (
     load_platform,
 )
 from perfmodel.errors import CatalogError, DataError, UnknownNameError
+from perfmodel.node import grid, predict
+from perfmodel.params import ParameterSet, list_parameter_sets, load_parameters
+from perfmodel.workload import Workload
 
 __version__ = "0.1.0"
 
@@ -32,15 +37,21 @@ __all__ = [
     "DataError",
     "Device",
     "Network",
+    "ParameterSet",
     "Platform",
     "UnknownNameError",
+    "Workload",
     "__version__",
+    "grid",
+    "list_parameter_sets",
     "list_devices",
     "list_networks",
     "list_platforms",
     "load_benchmarks",
     "load_device",
     "load_network",
+    "load_parameters",
     "load_platform",
+    "predict",
     "summarize_benchmarks",
 ]

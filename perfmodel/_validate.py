@@ -12,8 +12,9 @@ from perfmodel.queueing._validate import as_array, broadcast
 __all__ = ["as_array", "broadcast", "in_range"]
 
 
-def in_range(value, name: str, lo: float | None = None, hi: float | None = None, *,
-             allow_inf: bool = False) -> np.ndarray:
+def in_range(
+    value, name: str, lo: float | None = None, hi: float | None = None, *, allow_inf: bool = False
+) -> np.ndarray:
     """``value`` as a float array with every element in ``[lo, hi]``."""
     arr = as_array(value, name, allow_inf=allow_inf)
     if lo is not None and (arr < lo).any():

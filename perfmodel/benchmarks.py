@@ -32,7 +32,7 @@ from perfmodel._data import data_dir
 from perfmodel.catalog import Catalog, default_catalog
 from perfmodel.errors import DataError, Problem
 
-SYSTEMS = ("scylla", "cassandra", "rocksdb", "dm8", "ceph")
+SYSTEMS = ("scylla", "cassandra", "rocksdb", "dm8", "ceph", "fio")
 OPERATIONS = ("read", "write", "mixed", "tpcc")
 ROLES = ("measured", "summary", "claim")
 LEVELS = ("client", "device", "network", "cpu")
@@ -88,19 +88,38 @@ COLUMNS: tuple[Column, ...] = (
     Column("source_id", "id", True, "short id of the source document (seed000, ctx-ceph-part2)"),
     Column("source", "text", True, "the source: seed file name or full citation"),
     Column("locator", "text", True, "where in the source: table, figure, paragraph"),
-    Column("role", "choice", True,
-           "measured (a measurement), summary (the source's rounded restatement of "
-           "its own measurements), claim (an unmeasured or marketing statement)", ROLES),
+    Column(
+        "role",
+        "choice",
+        True,
+        "measured (a measurement), summary (the source's rounded restatement of "
+        "its own measurements), claim (an unmeasured or marketing statement)",
+        ROLES,
+    ),
     Column("system", "choice", True, "database or storage system", SYSTEMS, config=True),
-    Column("platform_id", "platform", False,
-           "server, a hardware catalog id (required unless role is claim)", config=True),
-    Column("device_id", "device", False,
-           "data storage device, a catalog id (required unless role is claim)", config=True),
+    Column(
+        "platform_id",
+        "platform",
+        False,
+        "server, a hardware catalog id (required unless role is claim)",
+        config=True,
+    ),
+    Column(
+        "device_id",
+        "device",
+        False,
+        "data storage device, a catalog id (required unless role is claim)",
+        config=True,
+    ),
     Column("wal_device_id", "device", False, "separate WAL/DB device, a catalog id", config=True),
     Column("nodes", "int", False, "server nodes in the cluster [count] (blank = 1)", config=True),
-    Column("variant", "text", False,
-           "short tag of a configuration the source names (default, tuned, hci-boost)",
-           config=True),
+    Column(
+        "variant",
+        "text",
+        False,
+        "short tag of a configuration the source names (default, tuned, hci-boost)",
+        config=True,
+    ),
     Column("operation", "choice", True, "workload operation", OPERATIONS, config=True),
     Column("read_fraction", "fraction", False, "share of reads in the workload [-]", config=True),
     Column("object_bytes", "float", False, "row / value / object size [B]", config=True),
@@ -118,28 +137,48 @@ COLUMNS: tuple[Column, ...] = (
     Column("shards", "int", False, "shards / worker threads [count]", config=True),
     Column("cores_per_device", "float", False, "physical cores per storage device", config=True),
     Column("osds_per_device", "int", False, "Ceph OSDs per storage device [count]", config=True),
-    Column("numa_binding", "choice", False, "process bound to NUMA nodes or not",
-           NUMA_BINDINGS, config=True),
+    Column("numa_binding", "choice", False, "process bound to NUMA nodes or not", NUMA_BINDINGS, config=True),
     Column("log_files", "int", False, "database redo log files [count]", config=True),
-    Column("virtualized", "bool", False, "runs in a VM / hyper-converged (true/false)",
-           config=True),
-    Column("read_source", "choice", False, "reads served from cache or disk",
-           READ_SOURCES, config=True),
-    Column("level", "choice", True,
-           "where it was measured: client (benchmark tool), device (iostat, trace), "
-           "network, cpu", LEVELS),
+    Column("virtualized", "bool", False, "runs in a VM / hyper-converged (true/false)", config=True),
+    Column("read_source", "choice", False, "reads served from cache or disk", READ_SOURCES, config=True),
+    Column(
+        "client_link_gbps",
+        "float",
+        False,
+        "a shared client-side link the load crosses [Gb/s] (e.g. a lab uplink)",
+        config=True,
+    ),
+    Column(
+        "level",
+        "choice",
+        True,
+        "where it was measured: client (benchmark tool), device (iostat, trace), network, cpu",
+        LEVELS,
+    ),
     Column("io_type", "choice", False, "I/O stream a device-level figure counts", IO_TYPES),
     Column("metric", "choice", True, "what was measured", tuple(METRICS)),
-    Column("aggregate", "choice", False,
-           "statistic over time or over a swept knob (blank = as reported, a run mean)",
-           AGGREGATES),
-    Column("relation", "choice", False,
-           "eq (blank), gt / lt (the source says more / less than value), approx", RELATIONS),
+    Column(
+        "aggregate",
+        "choice",
+        False,
+        "statistic over time or over a swept knob (blank = as reported, a run mean)",
+        AGGREGATES,
+    ),
+    Column(
+        "relation",
+        "choice",
+        False,
+        "eq (blank), gt / lt (the source says more / less than value), approx",
+        RELATIONS,
+    ),
     Column("value", "number", True, "the number as the source prints it"),
     Column("unit", "unit", True, "unit of value, see perfmodel.units"),
-    Column("baseline", "baseline", False,
-           "for ratio / pct_change: how the compared configuration differs, "
-           "'field=value;field=value'"),
+    Column(
+        "baseline",
+        "baseline",
+        False,
+        "for ratio / pct_change: how the compared configuration differs, 'field=value;field=value'",
+    ),
     Column("notes", "text", False, "anything else: reading method, caveats"),
 )
 
@@ -171,13 +210,17 @@ def _parse_field(col: Column, text: str, catalog: Catalog) -> tuple[object, str 
         return low == "true", None
     if kind == "platform":
         if text not in catalog.platforms:
-            return None, (f"platform {text!r} is not in the hardware catalog; valid: "
-                          + ", ".join(sorted(catalog.platforms)))
+            return None, (
+                f"platform {text!r} is not in the hardware catalog; valid: "
+                + ", ".join(sorted(catalog.platforms))
+            )
         return text, None
     if kind == "device":
         if text not in catalog.devices:
-            return None, (f"device {text!r} is not in the hardware catalog; valid: "
-                          + ", ".join(sorted(catalog.devices)))
+            return None, (
+                f"device {text!r} is not in the hardware catalog; valid: "
+                + ", ".join(sorted(catalog.devices))
+            )
         return text, None
     try:
         number = float(text)
@@ -213,8 +256,7 @@ def parse_baseline(text: str) -> dict[str, object]:
             raise ValueError(f"baseline part {part!r} is not 'field=value'")
         if key not in CONFIG_COLUMNS:
             raise ValueError(
-                f"baseline field {key!r} is not a configuration column; valid: "
-                + ", ".join(CONFIG_COLUMNS)
+                f"baseline field {key!r} is not a configuration column; valid: " + ", ".join(CONFIG_COLUMNS)
             )
         col = COLUMN_BY_NAME[key]
         # an empty value means "not set" in the baseline (e.g. no WAL device)
@@ -244,8 +286,11 @@ def _check_row(rec: dict, file: str, line: str, add) -> None:
     unit = _units.UNITS[unit_name]
     relative = unit.dimension in _units.RELATIVE_DIMENSIONS
     if metric is not None and not relative and unit.dimension not in METRICS[metric]:
-        add("unit", f"{unit_name!r} ({unit.dimension}) does not fit metric {metric!r} "
-                    f"(expects {', '.join(METRICS[metric])} or a relative unit)")
+        add(
+            "unit",
+            f"{unit_name!r} ({unit.dimension}) does not fit metric {metric!r} "
+            f"(expects {', '.join(METRICS[metric])} or a relative unit)",
+        )
     if unit.dimension == "pct_change":
         if value <= -100:
             add("value", f"a pct_change must be > -100, got {value}")
@@ -258,8 +303,7 @@ def _check_row(rec: dict, file: str, line: str, add) -> None:
     if relative and not baseline:
         add("baseline", f"a relative figure ({unit_name}) needs a baseline configuration")
     if baseline and not relative:
-        add("baseline", f"only relative figures (ratio, pct_change) take a baseline, "
-                        f"not unit {unit_name!r}")
+        add("baseline", f"only relative figures (ratio, pct_change) take a baseline, not unit {unit_name!r}")
     if baseline and relative:
         try:
             parsed = parse_baseline(baseline)
@@ -311,8 +355,11 @@ def _read_csv(path: Path, catalog: Catalog, problems: list[Problem]) -> list[dic
                 if not cells or all(not c.strip() for c in cells):
                     continue
                 if len(cells) != len(header):
-                    problems.append(Problem(name, str(lineno), "",
-                                            f"has {len(cells)} fields, the header has {len(header)}"))
+                    problems.append(
+                        Problem(
+                            name, str(lineno), "", f"has {len(cells)} fields, the header has {len(header)}"
+                        )
+                    )
                     continue
                 rec: dict[str, object] = {}
                 row_ok = True
@@ -353,8 +400,9 @@ def benchmark_files(path: str | Path | None = None) -> list[Path]:
     return [base]
 
 
-def load_benchmarks(path: str | Path | Iterable[str | Path] | None = None,
-                    *, catalog: Catalog | None = None) -> pd.DataFrame:
+def load_benchmarks(
+    path: str | Path | Iterable[str | Path] | None = None, *, catalog: Catalog | None = None
+) -> pd.DataFrame:
     """Load and validate recorded benchmark figures.
 
     Parameters
@@ -391,15 +439,18 @@ def load_benchmarks(path: str | Path | Iterable[str | Path] | None = None,
     for rec in rows:
         first = seen.setdefault(str(rec["figure_id"]), rec)
         if first is not rec:
-            problems.append(Problem(rec["file"], str(rec["line"]), "figure_id",
-                                    f"duplicate figure id {rec['figure_id']!r} "
-                                    f"(first at {first['file']}:{first['line']})"))
+            problems.append(
+                Problem(
+                    rec["file"],
+                    str(rec["line"]),
+                    "figure_id",
+                    f"duplicate figure id {rec['figure_id']!r} (first at {first['file']}:{first['line']})",
+                )
+            )
     if problems:
         raise DataError(problems)
     frame = pd.DataFrame(rows, columns=[c.name for c in COLUMNS] + ["file", "line"])
-    frame["value_si"] = [
-        _units.to_si(v, u) for v, u in zip(frame["value"], frame["unit"], strict=True)
-    ]
+    frame["value_si"] = [_units.to_si(v, u) for v, u in zip(frame["value"], frame["unit"], strict=True)]
     frame["unit_si"] = [_units.UNITS[u].si for u in frame["unit"]]
     for col in COLUMNS:
         if col.kind in ("int", "float", "fraction", "number"):
@@ -408,15 +459,22 @@ def load_benchmarks(path: str | Path | Iterable[str | Path] | None = None,
     return frame
 
 
-def summarize_benchmarks(frame: pd.DataFrame, by: Iterable[str] = ("source_id", "metric"),
-                         ) -> pd.DataFrame:
+def summarize_benchmarks(
+    frame: pd.DataFrame,
+    by: Iterable[str] = ("source_id", "metric"),
+) -> pd.DataFrame:
     """Count figures by ``by`` columns, with how many are relative figures."""
     by = list(by)
     relative = frame["unit"].map(_units.is_relative)
-    out = (frame.assign(relative=relative)
-           .groupby(by, sort=True)
-           .agg(figures=("figure_id", "size"), relative=("relative", "sum"),
-                systems=("system", lambda s: ",".join(sorted(set(s))))))
+    out = (
+        frame.assign(relative=relative)
+        .groupby(by, sort=True)
+        .agg(
+            figures=("figure_id", "size"),
+            relative=("relative", "sum"),
+            systems=("system", lambda s: ",".join(sorted(set(s)))),
+        )
+    )
     return out.reset_index()
 
 

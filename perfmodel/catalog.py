@@ -285,8 +285,10 @@ def _convert_entry(kind: str, entry: Any, refs: Mapping[str, str], check: _Check
 def _build_platform(kwargs: dict, entry: Mapping, check: _Checker) -> Platform | None:
     where = kwargs.get("id", "?")
     modes = entry.get("smt_modes")
-    if not isinstance(modes, list) or not modes or not all(
-        isinstance(m, int) and not isinstance(m, bool) and m > 0 for m in modes
+    if (
+        not isinstance(modes, list)
+        or not modes
+        or not all(isinstance(m, int) and not isinstance(m, bool) and m > 0 for m in modes)
     ):
         check.add(where, "smt_modes", f"must be a list of positive whole numbers, got {modes!r}")
         return None
@@ -412,8 +414,7 @@ class Catalog:
                             check.file,
                             platform.id,
                             f"storage[{i}].device",
-                            f"unknown device {slot.device!r}; valid: "
-                            + ", ".join(sorted(items["devices"])),
+                            f"unknown device {slot.device!r}; valid: " + ", ".join(sorted(items["devices"])),
                         )
                     )
             if platform.network not in items["networks"]:
@@ -529,8 +530,7 @@ def platforms_table(catalog: Catalog | None = None):
     rows = []
     for p in sorted(catalog.platforms.values(), key=lambda p: p.id):
         storage = ", ".join(
-            f"{s.count}x {s.device}" + (f" ({s.layout})" if s.layout != "single" else "")
-            for s in p.storage
+            f"{s.count}x {s.device}" + (f" ({s.layout})" if s.layout != "single" else "") for s in p.storage
         )
         rows.append(
             {
@@ -580,8 +580,7 @@ def networks_table(catalog: Catalog | None = None):
 
     catalog = catalog or default_catalog()
     rows = [
-        {"id": n.id, "name": n.name, "gbps": n.bandwidth_bytes_s * 8 / 1e9,
-         "latency_us": n.latency_s * 1e6}
+        {"id": n.id, "name": n.name, "gbps": n.bandwidth_bytes_s * 8 / 1e9, "latency_us": n.latency_s * 1e6}
         for n in sorted(catalog.networks.values(), key=lambda n: n.id)
     ]
     return pd.DataFrame(rows)

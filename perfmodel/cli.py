@@ -28,8 +28,16 @@ def _emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
         out.write(frame.to_json(orient="records", indent=2))
         out.write("\n")
     else:
-        with pd.option_context("display.width", 200, "display.max_columns", 50,
-                               "display.max_colwidth", 60, "display.max_rows", 500):
+        with pd.option_context(
+            "display.width",
+            200,
+            "display.max_columns",
+            50,
+            "display.max_colwidth",
+            60,
+            "display.max_rows",
+            500,
+        ):
             out.write(frame.to_string(index=False))
             out.write("\n")
 
@@ -52,16 +60,28 @@ def _cmd_networks(args: argparse.Namespace) -> int:
 def _cmd_data(args: argparse.Namespace) -> int:
     frame = benchmarks.load_benchmarks(args.path)
     if args.list:
-        cols = ["figure_id", "source_id", "system", "platform_id", "operation", "level",
-                "metric", "value", "unit", "baseline"]
+        cols = [
+            "figure_id",
+            "source_id",
+            "system",
+            "platform_id",
+            "operation",
+            "level",
+            "metric",
+            "value",
+            "unit",
+            "baseline",
+        ]
         _emit(frame[cols], args.format)
         return 0
     summary = benchmarks.summarize_benchmarks(frame, by=args.by.split(","))
     _emit(summary, args.format)
     if args.format == "table":
-        print(f"\n{len(frame)} figures from {frame['source_id'].nunique()} sources "
-              f"({int(frame['unit'].map(units.is_relative).sum())} relative) "
-              f"in {frame['file'].nunique()} files")
+        print(
+            f"\n{len(frame)} figures from {frame['source_id'].nunique()} sources "
+            f"({int(frame['unit'].map(units.is_relative).sum())} relative) "
+            f"in {frame['file'].nunique()} files"
+        )
     return 0
 
 
@@ -85,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="perfmodel",
         description="Performance models and capacity planning for databases and storage "
-                    "on POWER8, x86 and Kunpeng servers.",
+        "on POWER8, x86 and Kunpeng servers.",
     )
     parser.add_argument("--version", action="version", version=f"perfmodel {perfmodel.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -94,22 +114,29 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--format", choices=FORMATS, default="table", help="output format")
         return p
 
-    with_format(sub.add_parser("platforms", help="list the hardware catalog's platforms")
-                ).set_defaults(func=_cmd_platforms)
-    with_format(sub.add_parser("devices", help="list the catalog's storage devices")
-                ).set_defaults(func=_cmd_devices)
-    with_format(sub.add_parser("networks", help="list the catalog's networks")
-                ).set_defaults(func=_cmd_networks)
-    data = with_format(sub.add_parser(
-        "data", help="summarise recorded benchmark figures by source and metric"))
-    data.add_argument("--path", default=None,
-                      help="a CSV file or folder in the benchmark schema (default: shipped data)")
-    data.add_argument("--by", default="source_id,metric",
-                      help="comma-separated columns to group by (default: source_id,metric)")
+    with_format(sub.add_parser("platforms", help="list the hardware catalog's platforms")).set_defaults(
+        func=_cmd_platforms
+    )
+    with_format(sub.add_parser("devices", help="list the catalog's storage devices")).set_defaults(
+        func=_cmd_devices
+    )
+    with_format(sub.add_parser("networks", help="list the catalog's networks")).set_defaults(
+        func=_cmd_networks
+    )
+    data = with_format(
+        sub.add_parser("data", help="summarise recorded benchmark figures by source and metric")
+    )
+    data.add_argument(
+        "--path", default=None, help="a CSV file or folder in the benchmark schema (default: shipped data)"
+    )
+    data.add_argument(
+        "--by",
+        default="source_id,metric",
+        help="comma-separated columns to group by (default: source_id,metric)",
+    )
     data.add_argument("--list", action="store_true", help="list every figure instead")
     data.set_defaults(func=_cmd_data)
-    sub.add_parser("report", help="the main report (what `make run` prints)"
-                   ).set_defaults(func=_cmd_report)
+    sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
     return parser
 
 

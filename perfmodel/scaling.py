@@ -121,8 +121,7 @@ def usable_threads(cores, threads_per_core, thread_cap):
     return np.minimum(c * t, cap)
 
 
-def cpu_capacity(cores, threads_per_core, thread_cap, core_rate, alpha, sigma=0.0, kappa=0.0,
-                 slowdown=1.0):
+def cpu_capacity(cores, threads_per_core, thread_cap, core_rate, alpha, sigma=0.0, kappa=0.0, slowdown=1.0):
     """Maximum CPU throughput of a node [1/s], and the shard count and shard rate.
 
     ``threads = min(cores * t, cap)``; each thread runs at

@@ -117,8 +117,9 @@ def host_path_capacity(io_rate_cost_s, hardware_queues, cores):
     return np.minimum(q, c) / cost
 
 
-def burst_profile(background_write_bytes_s, burst_bandwidth_bytes_s, burst_queue_depth,
-                  io_bytes=FLUSH_IO_BYTES):
+def burst_profile(
+    background_write_bytes_s, burst_bandwidth_bytes_s, burst_queue_depth, io_bytes=FLUSH_IO_BYTES
+):
     """Duty cycle and read delay of background write bursts (flushes, compactions).
 
     Parameters

@@ -26,8 +26,16 @@ DISTRIBUTIONS = ("uniform", "zipf")
 GIB = 2.0**30
 
 
-def _numeric(value: Any, name: str, *, lo: float | None = None, hi: float | None = None,
-             integer: bool = False, strict_lo: bool = False, allow_inf: bool = False) -> Any:
+def _numeric(
+    value: Any,
+    name: str,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    integer: bool = False,
+    strict_lo: bool = False,
+    allow_inf: bool = False,
+) -> Any:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -96,8 +104,9 @@ class Workload:
         if self.operation not in OPERATIONS:
             raise ValueError(f"operation: must be one of {', '.join(OPERATIONS)}, got {self.operation!r}")
         if self.key_distribution not in DISTRIBUTIONS:
-            raise ValueError(f"key_distribution: must be one of {', '.join(DISTRIBUTIONS)}, "
-                             f"got {self.key_distribution!r}")
+            raise ValueError(
+                f"key_distribution: must be one of {', '.join(DISTRIBUTIONS)}, got {self.key_distribution!r}"
+            )
         put("read_fraction", _numeric(self.read_fraction, "read_fraction", lo=0.0, hi=1.0))
         put("object_bytes", _numeric(self.object_bytes, "object_bytes", lo=0.0, strict_lo=True))
         put("dataset_bytes", _numeric(self.dataset_bytes, "dataset_bytes", lo=0.0))
@@ -105,14 +114,19 @@ class Workload:
         put("io_bytes", _numeric(io, "io_bytes", lo=0.0, strict_lo=True))
         put("zipf_s", _numeric(self.zipf_s, "zipf_s", lo=0.0))
         put("think_time_s", _numeric(self.think_time_s, "think_time_s", lo=0.0))
-        put("threads_per_client", _numeric(self.threads_per_client, "threads_per_client", lo=1.0,
-                                           integer=True))
+        put(
+            "threads_per_client",
+            _numeric(self.threads_per_client, "threads_per_client", lo=1.0, integer=True),
+        )
         put("iodepth", _numeric(self.iodepth, "iodepth", lo=1.0, integer=True))
-        put("replication_factor", _numeric(self.replication_factor, "replication_factor", lo=1.0,
-                                           integer=True))
+        put(
+            "replication_factor",
+            _numeric(self.replication_factor, "replication_factor", lo=1.0, integer=True),
+        )
         if (self.clients is None) == (self.arrival_rate is None):
-            raise ValueError("clients: give exactly one of clients (closed loop) and "
-                             "arrival_rate (open loop)")
+            raise ValueError(
+                "clients: give exactly one of clients (closed loop) and arrival_rate (open loop)"
+            )
         if self.clients is not None:
             put("clients", _numeric(self.clients, "clients", lo=1.0, integer=True))
         else:
@@ -152,8 +166,12 @@ class Workload:
         a ValueError listing the valid ones.
         """
         data = dict(data)
-        conversions = {"dataset_gb": ("dataset_bytes", 1e9), "dataset_gib": ("dataset_bytes", GIB),
-                       "think_time_ms": ("think_time_s", 1e-3), "arrival_rate_ops_s": ("arrival_rate", 1.0)}
+        conversions = {
+            "dataset_gb": ("dataset_bytes", 1e9),
+            "dataset_gib": ("dataset_bytes", GIB),
+            "think_time_ms": ("think_time_s", 1e-3),
+            "arrival_rate_ops_s": ("arrival_rate", 1.0),
+        }
         for key, (target, factor) in conversions.items():
             if key in data:
                 if target in data:
@@ -162,8 +180,10 @@ class Workload:
         valid = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - valid)
         if unknown:
-            raise ValueError(f"{unknown[0]}: unknown workload key; valid keys: "
-                             + ", ".join(sorted(valid | set(conversions))))
+            raise ValueError(
+                f"{unknown[0]}: unknown workload key; valid keys: "
+                + ", ".join(sorted(valid | set(conversions)))
+            )
         return cls(**data)
 
     @classmethod
@@ -174,6 +194,7 @@ class Workload:
         terminals); missing sizes fall back to documented defaults (1 KiB
         objects, 4 KiB I/Os for block workloads).
         """
+
         def get(key: str, default: Any = None) -> Any:
             value = row.get(key, default)
             if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):

@@ -1,0 +1,84 @@
+"""Speed of the vectorised ``perfmodel.predict`` (issue 4).
+
+Target: a grid of 100,000 node configurations (platform x SMT x cores x cache
+x RF x clients) in under 1 s on one core and under 1 GiB of memory. The
+baseline, measured in the same run, is the same configurations evaluated one
+``predict`` call at a time (a Python loop over a sample, extrapolated).
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import numpy as np
+
+from perfmodel.node import grid, predict
+from perfmodel.workload import Workload
+
+PLATFORMS = ["power8-s821lc-10c", "x86-dl380-e5-2630v4"]
+
+
+def build_grid():
+    g = grid(
+        platform_index=np.arange(len(PLATFORMS)),
+        threads_per_core=[1, 2],
+        cores=[2, 4, 6, 8, 10],
+        cache_bytes=np.linspace(1e9, 100e9, 50),
+        replication_factor=[1, 2, 3],
+        clients=np.arange(1, 1001, 30)[:34],
+    )
+    return g
+
+
+def run_grid(g):
+    plats = np.array(PLATFORMS, dtype=object)[g["platform_index"]]
+    w = Workload(
+        read_fraction=0.8,
+        object_bytes=310,
+        dataset_bytes=200e9,
+        clients=g["clients"],
+        threads_per_client=10,
+        replication_factor=g["replication_factor"],
+        consistency="QUORUM",
+    )
+    return predict(
+        plats,
+        w,
+        nodes=3,
+        system="scylla",
+        threads_per_core=g["threads_per_core"],
+        cores=g["cores"],
+        cache_bytes=g["cache_bytes"],
+    )
+
+
+def main(argv=None):
+    g = build_grid()
+    size = len(g["clients"])
+    run_grid({k: v[:100] for k, v in g.items()})  # warm caches (catalog, numba, tables)
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        frame = run_grid(g)
+        best = min(best, time.perf_counter() - t0)
+    rss_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(
+        f"perfmodel.predict over {size:,} configurations: {best:.3f} s "
+        f"({size / best / 1e3:,.0f} k configs/s)  target < 1 s: {'PASS' if best < 1 else 'FAIL'}"
+    )
+    print(f"peak resident memory {rss_gib:.2f} GiB  target < 1 GiB: {'PASS' if rss_gib < 1 else 'FAIL'}")
+    sample = {k: v[:200] for k, v in g.items()}
+    t0 = time.perf_counter()
+    for i in range(200):
+        run_grid({k: v[i : i + 1] for k, v in sample.items()})
+    loop = (time.perf_counter() - t0) / 200 * size
+    print(
+        f"baseline: one predict call per configuration (extrapolated) {loop:.1f} s "
+        f"-> ratio {loop / best:.0f}x"
+    )
+    assert len(frame) == size
+
+
+if __name__ == "__main__":
+    main()

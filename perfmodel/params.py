@@ -1,0 +1,154 @@
+"""Named parameter sets: the numbers the system models need beyond the catalog.
+
+A :class:`ParameterSet` maps keys such as ``smt_alpha[power8]`` or
+``cpu_cycles_read[scylla]`` to values, each with a unit, bounds, a source and a
+description. Sets are JSON files (never pickle), loadable by name; the shipped
+``default`` set holds documented priors until calibration (issue 6) produces
+a fitted one.
+
+Keys with a qualifier in brackets are looked up per configuration:
+``params.lookup("smt_alpha", arches)`` maps an array of architecture names to
+an array of values, so a grid of configurations costs one lookup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+_HERE = Path(__file__).resolve().parent / "parameters"
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """What a parameter means: unit, bounds, source (citation or 'prior: why')."""
+
+    unit: str
+    bounds: tuple[float, float]
+    source: str
+    description: str
+
+
+@dataclass(frozen=True)
+class ParameterSet:
+    """A named, cited set of model parameters."""
+
+    name: str
+    values: Mapping[str, float]
+    info: Mapping[str, ParamInfo] = field(default_factory=dict, repr=False)
+    description: str = ""
+
+    def __getitem__(self, key: str) -> float:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise KeyError(
+                f"parameter {key!r} is not in set {self.name!r}; known: {', '.join(sorted(self.values))}"
+            ) from None
+
+    def lookup(self, base: str, qualifiers: Iterable[str] | str) -> np.ndarray:
+        """Values of ``base[q]`` for each qualifier ``q`` (array in, array out)."""
+        quals = np.asarray(qualifiers, dtype=object)
+        if quals.ndim == 0:
+            return np.asarray(self[f"{base}[{quals.item()}]"], dtype=float)
+        codes, uniques = pd.factorize(quals.ravel())  # hashing, not sorting: fast on 1e5 strings
+        table = np.array([self[f"{base}[{q}]"] for q in uniques], dtype=float)
+        return table[codes].reshape(quals.shape)
+
+    def with_values(self, name: str | None = None, **updates: float) -> ParameterSet:
+        """A copy with some values replaced (keys may use ``__`` for brackets:
+        ``smt_alpha__power8__`` is ``smt_alpha[power8]``); unknown keys raise."""
+        values = dict(self.values)
+        for raw, value in updates.items():
+            key = raw if raw in values else raw.replace("__", "[", 1).replace("__", "]", 1)
+            if key not in values:
+                raise KeyError(f"parameter {raw!r} is not in set {self.name!r}")
+            lo, hi = self.info[key].bounds if key in self.info else (-np.inf, np.inf)
+            if not lo <= value <= hi:
+                raise ValueError(f"{key}: {value} is outside its bounds [{lo}, {hi}]")
+            values[key] = float(value)
+        return ParameterSet(name or self.name, values, self.info, self.description)
+
+    def to_json(self) -> dict[str, Any]:
+        """The set as a JSON-ready mapping (the file format)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": [
+                {
+                    "key": k,
+                    "value": v,
+                    "unit": self.info[k].unit,
+                    "bounds": list(self.info[k].bounds),
+                    "source": self.info[k].source,
+                    "description": self.info[k].description,
+                }
+                if k in self.info
+                else {"key": k, "value": v}
+                for k, v in sorted(self.values.items())
+            ],
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write the set as JSON."""
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], origin: str = "<data>") -> ParameterSet:
+        """Build from the JSON format; errors name the origin and the key."""
+        try:
+            entries = data["parameters"]
+            name = data["name"]
+        except (KeyError, TypeError):
+            raise ValueError(f"{origin}: a parameter file needs 'name' and 'parameters'") from None
+        values: dict[str, float] = {}
+        info: dict[str, ParamInfo] = {}
+        for i, entry in enumerate(entries):
+            key = entry.get("key") if isinstance(entry, Mapping) else None
+            if not key:
+                raise ValueError(f"{origin}: parameters[{i}] has no 'key'")
+            value = entry.get("value")
+            if not isinstance(value, int | float) or isinstance(value, bool) or not np.isfinite(value):
+                raise ValueError(f"{origin}: parameter {key!r} value must be a finite number, got {value!r}")
+            if key in values:
+                raise ValueError(f"{origin}: parameter {key!r} appears twice")
+            values[key] = float(value)
+            if "unit" in entry:
+                lo, hi = entry.get("bounds", [-np.inf, np.inf])
+                info[key] = ParamInfo(
+                    entry["unit"],
+                    (float(lo), float(hi)),
+                    entry.get("source", ""),
+                    entry.get("description", ""),
+                )
+        return cls(name, values, info, data.get("description", ""))
+
+
+def list_parameter_sets() -> list[str]:
+    """Names of the parameter sets shipped with perfmodel."""
+    return sorted(p.stem for p in _HERE.glob("*.json"))
+
+
+def load_parameters(name_or_path: str | Path | ParameterSet | None = None) -> ParameterSet:
+    """Load a parameter set by name (``default``), from a JSON file, or pass one through."""
+    if isinstance(name_or_path, ParameterSet):
+        return name_or_path
+    if name_or_path is None:
+        name_or_path = "default"
+    text = str(name_or_path)
+    path = Path(text) if text.endswith(".json") or "/" in text else _HERE / f"{text}.json"
+    if not path.is_file():
+        if path.parent == _HERE:
+            raise KeyError(f"unknown parameter set {text!r}; valid: {', '.join(list_parameter_sets())}")
+        raise FileNotFoundError(f"parameter file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    return ParameterSet.from_json(data, str(path))

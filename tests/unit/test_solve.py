@@ -1,0 +1,138 @@
+"""The vectorised network solver behind predict, against closed forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfmodel.queueing import closed_network, mm1_response_time_quantile, mmc_response_time
+from perfmodel.solve import (
+    STATIONS,
+    Network,
+    ack_factors,
+    class_moments,
+    gamma_ppf,
+    mixture_quantile,
+    solve_closed,
+    solve_open,
+)
+
+K = len(STATIONS)
+CPU, DEVICE, FIXED = STATIONS.index("cpu"), STATIONS.index("device"), STATIONS.index("fixed")
+
+
+def network(d_cpu, c_cpu=1, d_dev=0.0, c_dev=1, delay=0.0, mult_cpu=1, f=1.0, copies=1, acks=1, size=1):
+    d = np.zeros((size, K))
+    d[:, CPU], d[:, DEVICE], d[:, FIXED] = d_cpu, d_dev, delay
+    servers = np.ones((size, K))
+    servers[:, CPU], servers[:, DEVICE], servers[:, FIXED] = c_cpu, c_dev, np.inf
+    mult = np.ones((size, K))
+    mult[:, CPU] = mult_cpu
+    scv = np.ones((size, K))
+    scv[:, FIXED] = 0.0
+    full = np.full(size, 1.0)
+    return Network(d, d.copy(), servers, mult, scv, full * f, full * copies, full * acks)
+
+
+def test_open_mm1_mean_and_quantiles_are_exact():
+    lam, s = 700.0, 1e-3
+    net = network(s)
+    sol = solve_open(net, np.array([lam]))
+    mean_r, var_r, _, _ = class_moments(net, sol)
+    assert mean_r[0] == pytest.approx(1 / (1 / s - lam), rel=1e-12)
+    for q in (0.5, 0.95, 0.99):
+        expected = mm1_response_time_quantile(q, lam, 1 / s)
+        assert gamma_ppf(q, mean_r, var_r)[0] == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize(("c", "lam"), [(4, 3000.0), (16, 15000.0), (64, 60000.0)])
+def test_open_mmc_mean_is_erlang_c(c, lam):
+    s = 1e-3
+    sol = solve_open(network(s, c_cpu=c), np.array([lam]))
+    assert sol.r_read[0, CPU] == pytest.approx(mmc_response_time(lam, 1 / s, c), rel=1e-10)
+    assert sol.utilization[0, CPU] == pytest.approx(lam * s / c)
+
+
+def test_open_saturation_is_flagged_infinite():
+    net = network(1e-3, c_cpu=2)
+    sol = solve_open(net, np.array([1500.0, 2500.0]))  # capacity 2000/s
+    assert list(sol.saturated) == [False, True]
+    assert np.isinf(sol.r_read[1, CPU]) and np.isfinite(sol.r_read[0, CPU])
+
+
+def test_closed_single_customer_is_exact():
+    net = network(2e-3, d_dev=3e-3, c_dev=4, delay=5e-3)
+    sol = solve_closed(net, np.array([1.0]), np.array([0.01]))
+    assert sol.throughput[0] == pytest.approx(1 / (0.01 + 0.002 + 0.003 + 0.005), rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [2, 8, 32, 200])
+def test_closed_amva_close_to_exact_mva(n):
+    """Schweitzer AMVA against exact MVA (docs/queueing.md measures <= 6.6% worst case)."""
+    d_cpu, d_dev, z = 2e-3, 3e-3, 0.01
+    sol = solve_closed(network(d_cpu, d_dev=d_dev, c_dev=1), np.array([float(n)]), np.array([z]))
+    exact = closed_network([d_cpu, d_dev], [1, 1], z, n).throughput[-1]
+    assert sol.throughput[0] == pytest.approx(exact, rel=0.066)
+    assert sol.throughput[0] <= 1 / d_dev * (1 + 1e-9)  # never above the bottleneck bound
+
+
+def test_closed_large_population_reaches_the_bottleneck_bound():
+    sol = solve_closed(network(1e-3, c_cpu=8, d_dev=2e-3, c_dev=2), np.array([5000.0]), np.array([0.0]))
+    assert sol.throughput[0] == pytest.approx(min(8 / 1e-3, 2 / 2e-3), rel=1e-3)
+    assert sol.utilization[0, DEVICE] == pytest.approx(1.0, rel=1e-3)
+
+
+def test_hashed_shards_queue_more_than_a_pooled_queue():
+    """Requests hashed to 8 single-server shards wait longer than in one 8-server pool
+    at the same throughput capacity (no pooling gain) -- the shard-per-core tail."""
+    n = np.array([40.0])
+    hashed = solve_closed(network(1e-3, c_cpu=1, mult_cpu=8), n, np.array([0.01]))
+    pooled = solve_closed(network(1e-3, c_cpu=8, mult_cpu=1), n, np.array([0.01]))
+    assert hashed.r_read[0, CPU] > pooled.r_read[0, CPU]
+
+
+def test_ack_factors_order_statistics():
+    mean, var = ack_factors(np.array([1, 3, 3, 2]), np.array([1, 1, 3, 2]))
+    assert mean == pytest.approx([1.0, 1 / 3, 1 + 1 / 2 + 1 / 3, 1.5])
+    assert var == pytest.approx([1.0, 1 / 9, 1 + 1 / 4 + 1 / 9, 1 + 1 / 4])
+
+
+def test_write_latency_uses_the_kth_replica():
+    base = network(1e-3, f=0.0)
+    three_all = network(1e-3, f=0.0, copies=3, acks=3)
+    mean1 = class_moments(base, solve_open(base, np.array([10.0])))[2][0]
+    mean3 = class_moments(three_all, solve_open(three_all, np.array([10.0])))[2][0]
+    # One replica: M/M/1 at rho = 0.01. Three copies of each write triple the utilisation
+    # (0.03); the write waits for the slowest of three replicas' waits, E[max of 3 iid
+    # exponentials] = H_3 = 11/6 times one wait, W = s rho / (1 - rho); the work is the same.
+    s = 1e-3
+    assert mean1 == pytest.approx(s / (1 - 0.01), rel=1e-12)
+    assert mean3 == pytest.approx(s + 11 / 6 * s * 0.03 / (1 - 0.03), rel=1e-12)
+
+
+def test_mixture_quantile_matches_a_direct_root_solve():
+    from scipy import optimize, stats
+
+    rng = np.random.default_rng(7)
+    m, v = rng.uniform(1e-3, 1e-2, 30), rng.uniform(1e-7, 1e-4, 30)
+    p, shift = rng.uniform(0, 0.2, 30), rng.uniform(0, 0.05, 30)
+    parts = [(1 - p, m, v, 0.0), (p, m, v, shift)]
+    for q in (0.5, 0.95, 0.99):
+        got = mixture_quantile(q, parts)
+        for i in range(30):
+
+            def cdf(t, i=i, q=q):
+                g = stats.gamma(a=m[i] ** 2 / v[i], scale=v[i] / m[i])
+                return (1 - p[i]) * g.cdf(t) + p[i] * g.cdf(t - shift[i]) - q
+
+            assert got[i] == pytest.approx(optimize.brentq(cdf, 0, 10, xtol=1e-14), rel=1e-5)
+
+
+def test_gamma_ppf_table_matches_scipy():
+    from scipy import special
+
+    k = np.geomspace(2e-4, 5e7, 4000)  # the table covers 1e-3..1e7, scipy the rest
+    for q in (0.5, 0.95, 0.99):
+        assert np.allclose(gamma_ppf(q, k, k), special.gammaincinv(k, q), rtol=1e-7, atol=0)
+    assert gamma_ppf(0.99, np.array([2.0]), np.array([0.0]))[0] == 2.0  # no variance: the mean
+    assert np.isinf(gamma_ppf(0.99, np.array([np.inf]), np.array([1.0]))[0])
