@@ -1,7 +1,8 @@
 """The ``perfmodel`` command line.
 
 Verbs so far: ``platforms``, ``devices``, ``networks`` (the hardware catalog),
-``data`` (recorded benchmark figures) and ``report`` (what ``make run`` runs).
+``data`` (recorded benchmark figures), ``predict`` (a workload file on one or
+more platforms) and ``report`` (what ``make run`` runs).
 Each verb that prints a table takes ``--format table|csv|json``.
 """
 
@@ -85,6 +86,87 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+PREDICT_TABLE = [
+    "platform",
+    "system",
+    "nodes",
+    "shards",
+    "device",
+    "throughput_ops_s",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "util_cpu",
+    "util_device",
+    "bottleneck",
+]
+
+
+def _parse_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def load_workload_file(path: str) -> dict:
+    """Read a workload YAML (``system``, ``nodes``, ``workload``, ``knobs``)."""
+    import yaml
+
+    from perfmodel.workload import Workload
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc = yaml.safe_load(handle)
+    except OSError as exc:
+        raise FileNotFoundError(f"workload file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"workload file {path}: not valid YAML: {exc}") from None
+    if not isinstance(doc, dict) or "workload" not in doc or "system" not in doc:
+        raise ValueError(
+            f"workload file {path}: needs 'system' and 'workload' (and optionally 'nodes', 'knobs')"
+        )
+    unknown = set(doc) - {"system", "nodes", "workload", "knobs"}
+    if unknown:
+        raise ValueError(f"workload file {path}: unknown key {sorted(unknown)[0]!r}")
+    try:
+        workload = Workload.from_dict(doc["workload"] or {})
+    except ValueError as exc:
+        raise ValueError(f"workload file {path}: {exc}") from None
+    return {
+        "system": doc["system"],
+        "nodes": doc.get("nodes", 1),
+        "workload": workload,
+        "knobs": dict(doc.get("knobs") or {}),
+    }
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    import perfmodel
+
+    spec = load_workload_file(args.workload)
+    knobs = spec["knobs"]
+    for item in args.set or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: expected key=value")
+        knobs[key] = _parse_value(value)
+    frame = perfmodel.predict(
+        args.platform,
+        spec["workload"],
+        nodes=spec["nodes"],
+        system=spec["system"],
+        params=args.params,
+        **knobs,
+    )
+    _emit(frame if args.format != "table" else frame[PREDICT_TABLE].round(3), args.format)
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     print(f"perfmodel {perfmodel.__version__}: hardware catalog and recorded figures\n")
     print("== Platforms ==")
@@ -136,6 +218,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     data.add_argument("--list", action="store_true", help="list every figure instead")
     data.set_defaults(func=_cmd_data)
+    pred = with_format(
+        sub.add_parser(
+            "predict", help="predict throughput, latency percentiles and bottleneck for a workload file"
+        )
+    )
+    pred.add_argument("workload", help="workload YAML (see data/workloads/)")
+    pred.add_argument(
+        "--platform",
+        action="append",
+        required=True,
+        help="catalog platform id or platform YAML; repeat for several",
+    )
+    pred.add_argument("--params", default=None, help="parameter set name or JSON file (default: default)")
+    pred.add_argument(
+        "--set",
+        action="append",
+        metavar="KNOB=VALUE",
+        help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
+    )
+    pred.set_defaults(func=_cmd_predict)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
     return parser
 
@@ -149,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (DataError, UnknownNameError, FileNotFoundError) as exc:
+    except (DataError, UnknownNameError, FileNotFoundError, ValueError, KeyError) as exc:
         print(f"perfmodel {args.command}: error: {exc}", file=sys.stderr)
         return 1
 

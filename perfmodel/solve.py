@@ -92,8 +92,9 @@ def ack_factors(copies, acks):
     digamma / trigamma differences so that arrays broadcast.
     """
     n, k = np.broadcast_arrays(np.asarray(copies, dtype=float), np.asarray(acks, dtype=float))
-    pairs, inverse = np.unique(np.stack([n.ravel(), k.ravel()]), axis=1, return_inverse=True)
-    un, uk = pairs
+    # few distinct (n, k) pairs: evaluate each once (n, k are whole numbers < 2^20)
+    keys, inverse = np.unique(n.ravel() * 2.0**20 + k.ravel(), return_inverse=True)
+    un, uk = np.floor(keys / 2.0**20), keys % 2.0**20
     mean = special.digamma(un + 1) - special.digamma(un - uk + 1)
     var = special.polygamma(1, un - uk + 1) - special.polygamma(1, un + 1)
     inverse = inverse.ravel()
@@ -270,6 +271,19 @@ def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
     return mean_r + extra_read, var_r, mean_w + extra_write, var_w
 
 
+def deterministic_part(net: Network, sol: Solution):
+    """Latency every read / write pays with no variability [s]: stations with SCV 0.
+
+    Wire and kernel latencies, transfers and fixed I/O-path costs shift a class's
+    distribution rather than spread it: percentiles are ``shift + Gamma(mean -
+    shift, var)``, so no percentile falls below the fixed part.
+    """
+    fixed = net.scv == 0
+    shift_r = np.where(fixed & (sol.r_read > 0), net.d_read, 0.0).sum(1)
+    shift_w = np.where(fixed & (sol.r_write > 0), net.d_write, 0.0).sum(1)
+    return shift_r, shift_w
+
+
 _TABLE_LEVELS = (0.5, 0.95, 0.99)
 _LOG_SHAPES = np.linspace(np.log(1e-3), np.log(1e7), 24001)
 
@@ -316,21 +330,25 @@ def gamma_ppf(q: float, mean, var):
     return np.where(np.isfinite(mean) & np.isfinite(var), out, np.inf)
 
 
-def mixture_quantile(q, parts, *, rtol=1e-6, max_iter=100):
+def mixture_quantile(q, parts, *, bracket=None, rtol=1e-5, max_iter=100):
     """Quantile of a mixture ``sum_j w_j Gamma(mean_j, var_j)(t - shift_j)``.
 
     ``parts`` is a list of ``(weight, mean, var, shift)`` arrays of shape (M,)
     with positive variances and weights summing to 1. The answer lies between
-    the smallest and largest component quantile. Newton steps are taken on
+    the smallest and largest component quantile (or in ``bracket``, a pair of
+    arrays known to enclose it); the iteration starts from the
+    gamma with the mixture's mean and variance. Newton steps are taken on
     ``log F`` against ``log t`` for q <= 0.5 (a gamma CDF is close to a power
     law near 0, even for shapes << 1) and on ``log(1 - F)`` against ``t``
     above (tails are close to exponential), safeguarded by bisection of the
     bracket (Press et al., Numerical Recipes, sec. 9.4); iteration continues
     only on the configurations not yet within ``rtol`` (relative).
     """
-    comps = np.stack([np.where(w > 0, s + gamma_ppf(q, m, v), np.nan) for w, m, v, s in parts])
-    lo = np.nanmin(comps, axis=0)
-    hi = np.nanmax(comps, axis=0)
+    if bracket is None:
+        comps = np.stack([np.where(w > 0, s + gamma_ppf(q, m, v), np.nan) for w, m, v, s in parts])
+        lo, hi = np.nanmin(comps, axis=0), np.nanmax(comps, axis=0)
+    else:  # a caller that knows a tighter bracket (e.g. the classes' own quantiles)
+        lo, hi = (np.array(b, dtype=float) for b in bracket)
     prepared = []  # (weight, shape, scale, log normaliser, shift) once per component
     for w, m, v, s in parts:
         k, theta = m * m / v, v / m
