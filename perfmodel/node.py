@@ -87,6 +87,21 @@ SYSTEMS: dict[str, SystemProfile] = {
 
 VIRTUALIZATION = ("none", "untuned", "boost")
 
+
+@dataclass(frozen=True)
+class NodeModel:
+    """A configuration grid as networks of stations, before solving.
+
+    ``net`` holds the per-configuration stations (:class:`perfmodel.solve.Network`);
+    ``context`` the per-configuration arrays the report needs (platform, device,
+    burst profile, ...). :func:`build_model` returns one so that the simulator
+    runs exactly the system :func:`predict` describes.
+    """
+
+    net: Network
+    context: dict
+
+
 OUTPUT_COLUMNS = (
     "platform",
     "system",
@@ -199,6 +214,18 @@ def predict(
     utilised station); ``saturated`` (open loop at or past capacity: latencies
     are ``inf``). For TPC-C, ``tpmc`` (NewOrder per minute) is added.
     """
+    model = build_model(platform, workload, nodes=nodes, params=params, system=system, **knobs)
+    return _report(model, _solve(model))
+
+
+def build_model(
+    platform, workload: Workload, *, nodes=1, params: ParameterSet | str | None = None, system, **knobs
+) -> NodeModel:
+    """The stations of every configuration, unsolved (same arguments as :func:`predict`).
+
+    The discrete-event simulator runs these networks, so it simulates exactly
+    the system :func:`predict` solves analytically.
+    """
     params = load_parameters(params)
     unknown = set(knobs) - KNOBS
     if unknown:
@@ -222,8 +249,7 @@ def predict(
             **{k: v for k, v in knobs.items()},
         }
     )
-    frame = _evaluate(platforms, workload, cfg, size, params)
-    return frame
+    return _build(platforms, workload, cfg, size, params)
 
 
 KNOBS = {
@@ -328,7 +354,8 @@ def _device_arrays(ids: np.ndarray) -> dict[str, np.ndarray]:
     return dict(zip(keys, table.T, strict=True))
 
 
-def _evaluate(platforms, workload, cfg, size, params: ParameterSet) -> pd.DataFrame:
+def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
+    """The station network of every configuration, and what is needed to report on it."""
     plat = _platform_arrays(platforms, cfg["platform_index"].astype(int))
     sys_codes, sys_names = pd.factorize(cfg["system"])
     bad = sorted(set(map(str, sys_names)) - set(SYSTEMS))
@@ -591,10 +618,86 @@ def _evaluate(platforms, workload, cfg, size, params: ParameterSet) -> pd.DataFr
         burst_duty_per_op=duty_per_op,
         burst_read_delay=reach * backlog / 2,
     )
-    if workload.closed:
-        sol = solve_closed(net, cfg["population"].astype(float), cfg["think_time_s"].astype(float))
-    else:
-        sol = solve_open(net, cfg["arrival_rate"].astype(float))
+    return NodeModel(net, {name: value for name, value in locals().items() if name in _CONTEXT})
+
+
+#: what the reporting step needs from the build step
+_CONTEXT = frozenset(
+    [
+        "backlog",
+        "bg_bytes",
+        "cfg",
+        "cores",
+        "data_hit",
+        "dev_ids",
+        "devices",
+        "dm8",
+        "duty_per_op",
+        "f",
+        "has_wal",
+        "io_bytes",
+        "is_ceph",
+        "ix",
+        "nodes",
+        "onode_reads",
+        "params",
+        "plat",
+        "reach",
+        "reads_per_read",
+        "reads_per_write",
+        "rf",
+        "size",
+        "sync_data",
+        "sys_codes",
+        "sys_names",
+        "threads",
+        "tpc",
+        "workload",
+    ]
+)
+
+
+def _solve(model: NodeModel):
+    """Solve every configuration's network: closed loop (AMVA) or open arrivals."""
+    cfg, net = model.context["cfg"], model.net
+    if model.context["workload"].closed:
+        return solve_closed(net, cfg["population"].astype(float), cfg["think_time_s"].astype(float))
+    return solve_open(net, cfg["arrival_rate"].astype(float))
+
+
+def _report(model: NodeModel, sol) -> pd.DataFrame:
+    """Throughput, latency percentiles, utilisations and bottleneck from a solution."""
+    net = model.net
+    ctx = model.context
+    backlog = ctx["backlog"]
+    bg_bytes = ctx["bg_bytes"]
+    cfg = ctx["cfg"]
+    cores = ctx["cores"]
+    data_hit = ctx["data_hit"]
+    dev_ids = ctx["dev_ids"]
+    devices = ctx["devices"]
+    dm8 = ctx["dm8"]
+    duty_per_op = ctx["duty_per_op"]
+    f = ctx["f"]
+    has_wal = ctx["has_wal"]
+    io_bytes = ctx["io_bytes"]
+    is_ceph = ctx["is_ceph"]
+    ix = ctx["ix"]
+    nodes = ctx["nodes"]
+    onode_reads = ctx["onode_reads"]
+    params = ctx["params"]
+    plat = ctx["plat"]
+    reach = ctx["reach"]
+    reads_per_read = ctx["reads_per_read"]
+    reads_per_write = ctx["reads_per_write"]
+    rf = ctx["rf"]
+    size = ctx["size"]
+    sync_data = ctx["sync_data"]
+    sys_codes = ctx["sys_codes"]
+    sys_names = ctx["sys_names"]
+    threads = ctx["threads"]
+    tpc = ctx["tpc"]
+    workload = ctx["workload"]
     x = sol.throughput
 
     # ---- tails ---------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import pytest
 
 from perfmodel.cli import main
 
+WORKLOADS = Path(__file__).resolve().parents[2] / "data" / "workloads"
+
 
 def run(capsys, *argv):
     code = main(list(argv))
@@ -80,6 +82,46 @@ def test_console_script_is_installed():
     exe = shutil.which("perfmodel", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.skip("perfmodel console script not installed beside this interpreter")
-    out = subprocess.run([exe, "platforms", "--format", "csv"], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [exe, "platforms", "--format", "csv"], check=True, capture_output=True, text=True
+    ).stdout
     assert "x86-dl380-e5-2630v4" in out
+
+
+def test_predict_verb_on_a_workload_file(capsys):
+    code, out, _ = run(
+        capsys, "predict", str(WORKLOADS / "dm8-tpcc.yaml"), "--platform", "kunpeng-r722", "--format", "csv"
+    )
+    assert code == 0
+    table = pd.read_csv(io.StringIO(out))
+    assert table.platform.tolist() == ["kunpeng-r722"] and table.shards.iloc[0] == 48
+    assert table.throughput_ops_s.iloc[0] > 0 and "tpmc" in table.columns
+    code, out, _ = run(
+        capsys,
+        "predict",
+        str(WORKLOADS / "scylla-read-heavy.yaml"),
+        "--platform",
+        "power8-s821lc-10c",
+        "--platform",
+        "x86-dl380-e5-2630v4",
+        "--set",
+        "threads_per_core=2",
+    )
+    assert code == 0 and "power8-s821lc-10c" in out and "x86-dl380-e5-2630v4" in out
+
+
+def test_predict_verb_bad_input_is_one_clear_error(capsys, tmp_path):
+    code, _, err = run(
+        capsys,
+        "predict",
+        str(WORKLOADS / "dm8-tpcc.yaml"),
+        "--platform",
+        "kunpeng-r722",
+        "--set",
+        "cores=500",
+    )
+    assert code == 1 and "cores: 500 is outside 1..96" in err and "Traceback" not in err
+    bad = tmp_path / "w.yaml"
+    bad.write_text("system: scylla\nworkload: {clients: 0}\n")
+    code, _, err = run(capsys, "predict", str(bad), "--platform", "kunpeng-r722")
+    assert code == 1 and "clients" in err and "w.yaml" in err
