@@ -624,6 +624,12 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
 #: what the reporting step needs from the build step
 _CONTEXT = frozenset(
     [
+        "bg_bytes_per_write",
+        "burst_qd",
+        "d_dev_bg",
+        "occ_bg",
+        "prof",
+        "system",
         "backlog",
         "bg_bytes",
         "cfg",
