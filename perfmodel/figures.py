@@ -120,8 +120,11 @@ def _with_baseline(row: Mapping[str, Any]) -> dict[str, Any]:
     return base
 
 
-def _value(frame: pd.DataFrame, row: Mapping[str, Any]) -> tuple[float, str]:
-    """The predicted number in the figure's metric and SI unit, or NaN and why."""
+def _value(out: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, str]:
+    """The predicted number in the figure's metric and SI unit, or NaN and why.
+
+    ``out`` is one row of :func:`perfmodel.predict`'s output.
+    """
     metric, level = row["metric"], row["level"]
     io_type = row.get("io_type") or ""
     op = row.get("operation")
@@ -132,36 +135,29 @@ def _value(frame: pd.DataFrame, row: Mapping[str, Any]) -> tuple[float, str]:
                 column = "read_" + column
             elif op == "write":
                 column = "write_" + column
-            return float(frame[column].iloc[0]) * 1e-3, ""
+            return float(out[column]) * 1e-3, ""
         if metric in ("throughput", "iops", "tpmc"):
             column = "tpmc" if metric == "tpmc" else "throughput_ops_s"
-            value = float(frame[column].iloc[0])
+            value = float(out[column])
             return (value / 60.0 if metric == "tpmc" else value), ""
         if metric == "bandwidth":
             io = row.get("io_bytes")
             io = row.get("object_bytes") if _blank(io) else io
-            return float(frame["throughput_ops_s"].iloc[0]) * float(io), ""
+            return float(out["throughput_ops_s"]) * float(io), ""
         if metric == "time_per_op":
-            return 1.0 / float(frame["throughput_ops_s"].iloc[0]), ""
+            return 1.0 / float(out["throughput_ops_s"]), ""
         return math.nan, f"no model output for client {metric}"
     if level == "device" and metric in _DEVICE_METRICS:
         if metric == "queue_depth":
-            return float(frame["device_queue_depth"].iloc[0]), ""
+            return float(out["device_queue_depth"]), ""
         if metric == "utilization":
-            return float(frame["util_device"].iloc[0]), ""
-        column = {
-            ("iops", "read"): "device_read_iops",
-            ("iops", "write"): "device_write_iops",
-            ("bandwidth", "read"): "device_read_bytes_s",
-            ("bandwidth", "write"): "device_write_bytes_s",
-        }.get((metric, io_type))
-        if column is None:
-            column = "device_read_bytes_s" if metric == "bandwidth" else "device_read_iops"
-            if metric == "bandwidth":
-                return float(frame["device_read_bytes_s"].iloc[0] + frame["device_write_bytes_s"].iloc[0]), ""
-        return float(frame[column].iloc[0]), ""
+            return float(out["util_device"]), ""
+        if metric == "bandwidth" and io_type not in ("read", "write"):
+            return float(out["device_read_bytes_s"] + out["device_write_bytes_s"]), ""
+        kind = "iops" if metric == "iops" else "bytes_s"
+        return float(out[f"device_{io_type or 'read'}_{kind}"]), ""
     if level == "cpu" and metric == "cpu_utilization":
-        return float(frame["util_cpu"].iloc[0]), ""
+        return float(out["util_cpu"]), ""
     return math.nan, f"no model output for {level} {metric}"
 
 
@@ -179,7 +175,7 @@ def predict_figure(row: Mapping[str, Any], params: ParameterSet | str | None = N
         frame = predict(params=params, **figure_config(row))
     except (ValueError, KeyError) as exc:
         return math.nan, f"configuration cannot be built: {exc}"
-    value, reason = _value(frame, row)
+    value, reason = _value(frame.iloc[0].to_dict(), row)
     if reason or UNITS[row["unit"]].dimension not in ("ratio", "pct_change"):
         return value, reason
     base = _with_baseline(row)
@@ -187,11 +183,63 @@ def predict_figure(row: Mapping[str, Any], params: ParameterSet | str | None = N
         base_frame = predict(params=params, **figure_config(base))
     except (ValueError, KeyError) as exc:
         return math.nan, f"baseline configuration cannot be built: {exc}"
-    base_value, reason = _value(base_frame, base)
+    base_value, reason = _value(base_frame.iloc[0].to_dict(), base)
     if reason:
         return math.nan, reason
     ratio = value / base_value
     return (ratio if row["unit"] == "ratio" else 100.0 * (ratio - 1.0)), ""
+
+
+_KNOB_DEFAULTS = {
+    "threads_per_core": None,
+    "cores": None,
+    "device": None,
+    "wal_device": None,
+    "cache_bytes": math.nan,
+    "cache_state": "warm",
+    "numa_binding": False,
+    "client_link_gbps": math.nan,
+    "osds_per_device": 2.0,
+    "cores_per_device": math.nan,
+    "log_files": 2.0,
+    "virtualization": "none",
+}
+_WORKLOAD_ARRAYS = (
+    "read_fraction",
+    "object_bytes",
+    "io_bytes",
+    "dataset_bytes",
+    "clients",
+    "threads_per_client",
+    "iodepth",
+    "think_time_s",
+    "replication_factor",
+)
+
+
+def predict_configs(configs: list[dict[str, Any]], params: ParameterSet | str | None = None) -> pd.DataFrame:
+    """Evaluate many :func:`figure_config` configurations in one vectorised ``predict`` call."""
+    params = load_parameters(params)
+    fields = {
+        name: np.array([getattr(c["workload"], name) for c in configs], dtype=float)
+        for name in _WORKLOAD_ARRAYS
+    }
+    acks = np.array([float(c["workload"].acks) for c in configs])
+    workload = Workload(operation="mixed", consistency=acks.astype(int), **fields)
+    knobs = {}
+    for key, default in _KNOB_DEFAULTS.items():
+        values = [c.get(key, default) for c in configs]
+        dtype = float if isinstance(default, float) else object
+        knobs[key] = np.array(values, dtype=dtype) if dtype is float else np.array(values, dtype=object)
+    knobs["numa_binding"] = knobs["numa_binding"].astype(bool)
+    return predict(
+        [c["platform"] for c in configs],
+        workload,
+        nodes=np.array([c["nodes"] for c in configs]),
+        system=np.array([c["system"] for c in configs], dtype=object),
+        params=params,
+        **knobs,
+    )
 
 
 def predict_figures(frame: pd.DataFrame, params: ParameterSet | str | None = None) -> pd.DataFrame:
@@ -199,10 +247,42 @@ def predict_figures(frame: pd.DataFrame, params: ParameterSet | str | None = Non
 
     Adds ``predicted`` (same unit as ``value_si``; relative figures as ratio
     or percent change like ``value``) and ``reason`` (empty when predicted).
+    Every configuration (and every baseline) is evaluated in one vectorised
+    ``predict`` call.
     """
     params = load_parameters(params)
+    records = frame.to_dict("records")
+    configs: list[dict[str, Any]] = []
+    plan: list[tuple[int | None, int | None, str]] = []  # (config index, baseline index, reason)
+    for rec in records:
+        if rec.get("role") == "claim":
+            plan.append((None, None, "vendor claim without a measured configuration"))
+            continue
+        try:
+            configs.append(figure_config(rec))
+            index = len(configs) - 1
+            base = None
+            if UNITS[rec["unit"]].dimension in ("ratio", "pct_change"):
+                configs.append(figure_config(_with_baseline(rec)))
+                base = len(configs) - 1
+            plan.append((index, base, ""))
+        except (ValueError, KeyError) as exc:
+            plan.append((None, None, f"configuration cannot be built: {exc}"))
+    table = predict_configs(configs, params).to_dict("records") if configs else []
+    predicted, reasons = [], []
+    for rec, (index, base, reason) in zip(records, plan, strict=True):
+        if index is None:
+            predicted.append(math.nan)
+            reasons.append(reason)
+            continue
+        value, why = _value(table[index], rec)
+        if not why and base is not None:
+            base_value, why = _value(table[base], _with_baseline(rec))
+            ratio = value / base_value
+            value = ratio if rec["unit"] == "ratio" else 100.0 * (ratio - 1.0)
+        predicted.append(math.nan if why else value)
+        reasons.append(why)
     out = frame.copy()
-    results = [predict_figure(rec, params) for rec in frame.to_dict("records")]
-    out["predicted"] = np.array([r[0] for r in results], dtype=float)
-    out["reason"] = [r[1] for r in results]
+    out["predicted"] = np.array(predicted, dtype=float)
+    out["reason"] = reasons
     return out
