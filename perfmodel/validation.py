@@ -1,0 +1,234 @@
+"""Validation: how well the model explains every recorded figure, in and out of sample.
+
+``validate(cv=None)`` predicts every figure with a parameter set (in-sample
+when that set was fitted on the same figures); ``cv="source"`` refits once per
+source without that source's figures and predicts them (leave-one-source-out);
+``cv="loo"`` refits once per figure without it (leave-one-out, warm-started
+from the full fit, in parallel worker processes). Cross-validated error is the
+headline: in-sample fit error alone is not a result.
+
+Every figure gets ``figure_id, source, metric, recorded, predicted,
+rel_error, in_band``: ``in_band`` says whether the recorded value lies inside
+the 90% band of predictions obtained by sampling the fitted parameters from
+their (log-normal) uncertainty. Summary lines give the median and
+90th-percentile absolute relative error overall, per source and per metric
+group, and the number of free parameters against the number of figures.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from perfmodel.benchmarks import load_benchmarks
+from perfmodel.calibration import DEFAULT_FREE, CalibrationResult, calibrate, usable_figures
+from perfmodel.figures import predict_figures
+from perfmodel.params import ParameterSet, load_parameters
+from perfmodel.units import UNITS
+
+METRIC_GROUPS = {
+    "throughput": "throughput",
+    "iops": "throughput",
+    "tpmc": "throughput",
+    "bandwidth": "throughput",
+    "time_per_op": "throughput",
+    "latency_mean": "mean latency",
+    "latency_p95": "tail latency",
+    "latency_p99": "tail latency",
+}
+
+
+def _group(row) -> str:
+    if UNITS[row["unit"]].dimension in ("ratio", "pct_change"):
+        return "ratios"
+    return METRIC_GROUPS.get(row["metric"], "device and other")
+
+
+def _recorded(table: pd.DataFrame) -> np.ndarray:
+    relative = table["unit"].map(lambda u: UNITS[u].dimension in ("ratio", "pct_change"))
+    return np.where(relative, table["value"], table["value_si"]).astype(float)
+
+
+def _rel_error(table: pd.DataFrame, predicted: np.ndarray) -> np.ndarray:
+    """Relative error, on the ratio scale for percent changes (1 + p/100)."""
+    rec = _recorded(table)
+    pct = (table["unit"] == "pct_change").to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pct, (1 + predicted / 100) / (1 + rec / 100) - 1, predicted / rec - 1)
+
+
+def prediction_band(
+    figures: pd.DataFrame, fit: CalibrationResult, *, draws: int = 40, level: float = 0.9, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Band of each figure's prediction from the fit's parameter uncertainty.
+
+    Draws parameter vectors from the log-normal implied by the fit's
+    covariance (``log p ~ N(log p_hat, cov)``, correlations included) and
+    predicts every figure with each; returns the ``(1 - level) / 2`` and
+    ``(1 + level) / 2`` quantiles.
+    """
+    rng = np.random.default_rng(seed)
+    log_center = np.log(fit.values_)
+    se = np.where(np.isfinite(fit.stderr_ / fit.values_), fit.stderr_ / fit.values_, 0.0)
+    corr = np.where(np.isfinite(fit.correlation_), fit.correlation_, 0.0)
+    np.fill_diagonal(corr, 1.0)
+    cov = corr * np.outer(se, se)
+    samples = rng.multivariate_normal(log_center, cov, size=draws, method="svd")
+    preds = []
+    for row in samples:
+        values = {}
+        for key, value in zip(fit.free_, np.exp(row), strict=True):
+            lo, hi = fit.params_.info[key].bounds if key in fit.params_.info else (-np.inf, np.inf)
+            values[key] = float(np.clip(value, lo, hi))
+        preds.append(predict_figures(figures, fit.params_.with_values(**values))["predicted"].to_numpy())
+    preds = np.array(preds)
+    return (np.nanquantile(preds, (1 - level) / 2, axis=0), np.nanquantile(preds, (1 + level) / 2, axis=0))
+
+
+@dataclass
+class ValidationReport:
+    """Figure-by-figure predictions and their summary."""
+
+    figures: pd.DataFrame
+    excluded: pd.DataFrame
+    cv: str
+    free_parameters: int
+
+    def summary(self) -> pd.DataFrame:
+        """Median and 90th-percentile |relative error| overall, per source and per metric group."""
+        table = self.figures.assign(abs_error=np.abs(self.figures["rel_error"]))
+        rows = [("all", "all", table)]
+        rows += [("source", key, part) for key, part in table.groupby("source_id")]
+        rows += [("metric", key, part) for key, part in table.groupby("metric_group")]
+        out = pd.DataFrame(
+            [
+                {
+                    "scope": scope,
+                    "name": name,
+                    "figures": len(part),
+                    "median_abs_rel_error": float(np.nanmedian(part["abs_error"])),
+                    "p90_abs_rel_error": float(np.nanpercentile(part["abs_error"], 90)),
+                    "in_band": float(np.mean(part["in_band"])) if part["in_band"].notna().any() else math.nan,
+                }
+                for scope, name, part in rows
+            ]
+        )
+        return out
+
+    def summary_lines(self) -> list[str]:
+        """The summary as text lines (``#``-prefixed in CSV output)."""
+        s = self.summary()
+        overall = s.iloc[0]
+        lines = [
+            f"validation ({self.cv}): {len(self.figures)} figures, {self.free_parameters} free parameters, "
+            f"{len(self.excluded)} figures excluded",
+            f"all: median |rel error| {overall.median_abs_rel_error:.1%}, "
+            f"90th percentile {overall.p90_abs_rel_error:.1%}",
+        ]
+        for _, r in s.iloc[1:].iterrows():
+            lines.append(
+                f"{r['scope']} {r['name']}: n={r['figures']}, median {r['median_abs_rel_error']:.1%}, "
+                f"p90 {r['p90_abs_rel_error']:.1%}"
+            )
+        return lines
+
+
+def _columns(table: pd.DataFrame, predicted: np.ndarray, band=None) -> pd.DataFrame:
+    out = pd.DataFrame(
+        {
+            "figure_id": table["figure_id"].to_numpy(),
+            "source_id": table["source_id"].to_numpy(),
+            "source": table["source"].to_numpy(),
+            "metric": table["metric"].to_numpy(),
+            "unit": table["unit"].to_numpy(),
+            "recorded": _recorded(table),
+            "predicted": predicted,
+            "rel_error": _rel_error(table, predicted),
+        }
+    )
+    out["metric_group"] = [_group(r) for r in table.to_dict("records")]
+    if band is None:
+        out["in_band"] = pd.NA
+    else:
+        lo, hi = band
+        out["in_band"] = (out["recorded"] >= np.minimum(lo, hi)) & (out["recorded"] <= np.maximum(lo, hi))
+    return out
+
+
+def _refit_predict(args):
+    """Worker: fit without the held-out figures, predict them (runs in a subprocess)."""
+    train, test, params, free, priors, max_nfev = args
+    fit = calibrate(train, params=params, free=free, priors=priors, max_nfev=max_nfev)
+    return predict_figures(test, fit.params_)["predicted"].to_numpy()
+
+
+def validate(
+    benchmarks: pd.DataFrame | None = None,
+    *,
+    params: ParameterSet | str | None = None,
+    cv: str | None = None,
+    free: Sequence[str] = DEFAULT_FREE,
+    priors="start",
+    fit: CalibrationResult | None = None,
+    workers: int | None = None,
+    max_nfev: int = 20,
+    band_draws: int = 0,
+    progress: bool = False,
+) -> ValidationReport:
+    """Predict every recorded figure; with ``cv`` ("loo" or "source") out of sample.
+
+    ``params``: the set to validate (default: the shipped default). For
+    ``cv``, each refit starts from ``params`` (or ``fit.params_``) and frees
+    ``free`` with ``priors``; ``workers`` processes run the refits in parallel
+    (default: the machine's cores). ``band_draws > 0`` with a ``fit`` adds
+    the uncertainty band (``in_band``).
+    """
+    if cv not in (None, "loo", "source"):
+        raise ValueError(f"cv: must be None, 'loo' or 'source', got {cv!r}")
+    params = fit.params_ if fit is not None else load_parameters(params)
+    benchmarks = load_benchmarks() if benchmarks is None else benchmarks
+    used, excluded = usable_figures(benchmarks, params, ("measured",))
+    if cv is None:
+        predicted = predict_figures(used, params)["predicted"].to_numpy()
+        band = prediction_band(used, fit, draws=band_draws) if (fit is not None and band_draws) else None
+        return ValidationReport(_columns(used, predicted, band), excluded, "in-sample", len(free))
+    if cv == "source":
+        folds = [np.flatnonzero(used["source_id"].to_numpy() == s) for s in used["source_id"].unique()]
+    else:
+        folds = [np.array([i]) for i in range(len(used))]
+    jobs = [
+        (
+            used.drop(index=fold).reset_index(drop=True),
+            used.iloc[fold].reset_index(drop=True),
+            params,
+            list(free),
+            priors,
+            max_nfev,
+        )
+        for fold in folds
+    ]
+    predicted = np.full(len(used), np.nan)
+    workers = workers or min(len(jobs), os.cpu_count() or 1)
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = pool.map(_refit_predict, jobs)
+            for fold, values in _progress(zip(folds, results, strict=True), len(folds), progress):
+                predicted[fold] = values
+    else:
+        for fold, job in _progress(zip(folds, jobs, strict=True), len(folds), progress):
+            predicted[fold] = _refit_predict(job)
+    return ValidationReport(_columns(used, predicted), excluded, f"cv={cv}", len(free))
+
+
+def _progress(iterable, total: int, enabled: bool):
+    if not enabled:
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, total=total, desc="refits", unit="fit")

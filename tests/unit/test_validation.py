@@ -1,0 +1,53 @@
+"""Validation report: columns, summaries, cross-validation mechanics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel.validation import validate
+
+COLUMNS = ["figure_id", "source", "metric", "recorded", "predicted", "rel_error", "in_band"]
+
+
+@pytest.fixture(scope="module")
+def ceph():
+    figures = perfmodel.load_benchmarks()
+    return figures[figures.source_id.isin(["ctx-ceph-part1", "ctx-ceph-part2", "seed004"])].reset_index(drop=True)
+
+
+def test_in_sample_report_lists_every_usable_figure(ceph):
+    report = validate(ceph)
+    assert set(COLUMNS) <= set(report.figures.columns)
+    assert len(report.figures) + len(report.excluded) == len(ceph)
+    # summary figures come from the table: recompute one by hand
+    errors = np.abs(report.figures.rel_error)
+    overall = report.summary().iloc[0]
+    assert overall.figures == len(report.figures)
+    assert overall.median_abs_rel_error == pytest.approx(np.median(errors))
+    assert overall.p90_abs_rel_error == pytest.approx(np.percentile(errors, 90))
+    lines = report.summary_lines()
+    assert lines[0].startswith("validation (in-sample)") and "free parameters" in lines[0]
+
+
+def test_percent_changes_are_compared_on_the_ratio_scale(ceph):
+    report = validate(ceph).figures.set_index("figure_id")
+    row = report.loc["seed004-t2-randwrite-rf3-vs-rf2-iops"]
+    assert row.rel_error == pytest.approx((1 + row.predicted / 100) / (1 + row.recorded / 100) - 1)
+
+
+def test_leave_one_source_out_refits_without_the_source(ceph):
+    free = ["cpu_cycles_write[ceph]"]
+    report = validate(ceph, cv="source", free=free, workers=1, max_nfev=8)
+    assert report.cv == "cv=source"
+    assert report.figures.predicted.notna().all()
+    # predictions differ from in-sample ones: each source was predicted by a fit that never saw it
+    in_sample = validate(ceph).figures.set_index("figure_id").predicted
+    moved = (report.figures.set_index("figure_id").predicted - in_sample).abs() > 0
+    assert moved.any()
+
+
+def test_bad_cv_value():
+    with pytest.raises(ValueError, match="^cv"):
+        validate(cv="kfold")
