@@ -313,3 +313,70 @@ def calibrate(
             "priors": {k: list(v) for k, v in (priors or {}).items()},
         },
     )
+
+
+# ---------------------------------------------------------------------------------------
+# The shipped calibrated set
+# ---------------------------------------------------------------------------------------
+
+#: model sources whose change makes a fitted set stale
+_MODEL_SOURCES = (
+    "node.py",
+    "solve.py",
+    "scaling.py",
+    "storage.py",
+    "cache.py",
+    "replication.py",
+    "figures.py",
+    "calibration.py",
+    "units.py",
+    "benchmarks.py",
+)
+SHIPPED_PRIORS = "start"
+
+
+def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS) -> str:
+    """SHA-256 of what a fit depends on: recorded figures, starting set, free list, priors, model code."""
+    import hashlib
+
+    from perfmodel._data import data_dir
+    from perfmodel.benchmarks import benchmark_files
+
+    digest = hashlib.sha256()
+    for path in benchmark_files():
+        digest.update(path.name.encode() + path.read_bytes())
+    here = Path(__file__).resolve().parent
+    digest.update((here / "parameters" / "default.json").read_bytes())
+    for name in _MODEL_SOURCES:
+        digest.update(name.encode() + (here / name).read_bytes())
+    for path in sorted((data_dir() / "hardware").glob("*.yaml")):
+        digest.update(path.name.encode() + path.read_bytes())
+    digest.update(json.dumps([list(free), priors]).encode())
+    return digest.hexdigest()
+
+
+def fit_shipped(max_nfev: int = 60) -> CalibrationResult:
+    """The fit behind the shipped ``calibrated`` set: every figure, default free list and priors."""
+    return calibrate(params="default", free=DEFAULT_FREE, priors=SHIPPED_PRIORS, max_nfev=max_nfev)
+
+
+def save_parameter_set(result: CalibrationResult, path: str | Path) -> None:
+    """Write ``result.params_`` as a loadable parameter set, with the fit and its fingerprint."""
+    doc = result.params_.to_json()
+    doc["description"] = (
+        "perfmodel calibrated parameters: fitted on every recorded figure "
+        "(perfmodel.calibration.fit_shipped); see 'fit' for uncertainty"
+    )
+    doc["fingerprint"] = fingerprint()
+    doc["fit"] = {k: v for k, v in result.to_json().items() if k != "parameter_set"}
+    Path(path).write_text(json.dumps(doc, indent=1, default=float) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m perfmodel.calibration OUT.json`
+    import sys
+
+    out = sys.argv[1] if len(sys.argv) > 1 else str(Path(__file__).parent / "parameters" / "calibrated.json")
+    fitted = fit_shipped()
+    print(fitted.report())
+    save_parameter_set(fitted, out)
+    print(f"wrote {out}")

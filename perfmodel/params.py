@@ -136,11 +136,15 @@ def list_parameter_sets() -> list[str]:
 
 
 def load_parameters(name_or_path: str | Path | ParameterSet | None = None) -> ParameterSet:
-    """Load a parameter set by name (``default``), from a JSON file, or pass one through."""
+    """Load a parameter set by name, from a JSON file, or pass one through.
+
+    ``None`` gives the shipped ``calibrated`` set (fitted on every recorded figure,
+    see :mod:`perfmodel.calibration`) when present, else ``default`` (documented priors).
+    """
     if isinstance(name_or_path, ParameterSet):
         return name_or_path
-    if name_or_path is None:
-        name_or_path = "default"
+    if name_or_path is None:  # the calibrated set when one ships, else the documented priors
+        name_or_path = "calibrated" if (_HERE / "calibrated.json").is_file() else "default"
     text = str(name_or_path)
     path = Path(text) if text.endswith(".json") or "/" in text else _HERE / f"{text}.json"
     if not path.is_file():

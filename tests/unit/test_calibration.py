@@ -17,7 +17,7 @@ def synthetic():
     """Ceph context figures whose 'recorded' values the model produced from TRUE (+1% noise)."""
     figures = perfmodel.load_benchmarks()
     figures = figures[figures.source_id.isin(["ctx-ceph-part1", "ctx-ceph-part2"])].reset_index(drop=True)
-    truth = perfmodel.load_parameters().with_values(name="truth", **TRUE)
+    truth = perfmodel.load_parameters("default").with_values(name="truth", **TRUE)
     predicted = predict_figures(figures, truth)["predicted"].to_numpy()
     noise = np.exp(np.random.default_rng(3).normal(0.0, 0.01, len(figures)))
     synthetic = figures.copy()
@@ -26,7 +26,7 @@ def synthetic():
 
 
 def test_parameter_recovery_within_confidence_intervals(synthetic):
-    result = calibrate(synthetic, free=list(TRUE), max_nfev=80)
+    result = calibrate(synthetic, params="default", free=list(TRUE), max_nfev=80)
     table = result.table().set_index("parameter")
     for key, true in TRUE.items():
         assert table.loc[key, "ci_low"] <= true <= table.loc[key, "ci_high"], (key, table.loc[key].to_dict())
@@ -39,7 +39,7 @@ def test_parameter_recovery_within_confidence_intervals(synthetic):
 
 def test_a_parameter_no_figure_informs_is_flagged(synthetic):
     """These Ceph figures never overflow the onode cache, so they cannot inform its size."""
-    result = calibrate(synthetic, free=[*TRUE, "onode_bytes[ceph]"], max_nfev=80)
+    result = calibrate(synthetic, params="default", free=[*TRUE, "onode_bytes[ceph]"], max_nfev=80)
     assert result.flags_["onode_bytes[ceph]"] == "no figure is sensitive to it"
     assert np.isinf(result.table().set_index("parameter").loc["onode_bytes[ceph]", "stderr"])
 
@@ -47,7 +47,7 @@ def test_a_parameter_no_figure_informs_is_flagged(synthetic):
 def test_result_serialises_to_json_and_names_exclusions(synthetic, tmp_path):
     data = synthetic.copy()
     data.loc[0, "role"] = "summary"  # reported, not fitted
-    result = calibrate(data, free=["cpu_cycles_read[ceph]"], max_nfev=10)
+    result = calibrate(data, params="default", free=["cpu_cycles_read[ceph]"], max_nfev=10)
     assert data.loc[0, "figure_id"] in set(result.excluded_.figure_id)
     assert "role not fitted" in result.excluded_.set_index("figure_id").loc[data.loc[0, "figure_id"], "reason"]
     path = tmp_path / "fit.json"

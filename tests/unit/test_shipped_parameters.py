@@ -1,0 +1,54 @@
+"""The shipped parameter sets: loadable, sourced, and the calibrated one is not stale."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import perfmodel
+from perfmodel.calibration import DEFAULT_FREE, fingerprint
+
+PARAMETERS = Path(perfmodel.__file__).resolve().parent / "parameters"
+
+
+def test_default_set_cites_a_source_and_bounds_every_value():
+    params = perfmodel.load_parameters("default")
+    for key, value in params.values.items():
+        info = params.info[key]
+        assert info.source.strip(), key
+        assert info.bounds[0] <= value <= info.bounds[1], key
+
+
+def test_predict_uses_the_calibrated_set_by_default():
+    assert "calibrated" in perfmodel.list_parameter_sets()
+    assert perfmodel.load_parameters().name == "calibrated"
+
+
+def test_calibrated_set_is_not_stale():
+    """Refit with `python -m perfmodel.calibration` whenever figures, priors or model code change."""
+    doc = json.loads((PARAMETERS / "calibrated.json").read_text())
+    assert doc["fingerprint"] == fingerprint(), (
+        "perfmodel/parameters/calibrated.json is stale: the recorded figures, the default set, the "
+        "hardware catalog or the model code changed since it was fitted; regenerate it with "
+        "`python -m perfmodel.calibration`"
+    )
+    fitted = {row["parameter"] for row in doc["fit"]["fit"]}
+    assert fitted == set(DEFAULT_FREE)
+
+
+def test_calibrated_values_lie_inside_the_documented_bounds():
+    calibrated, default = perfmodel.load_parameters("calibrated"), perfmodel.load_parameters("default")
+    assert set(calibrated.values) == set(default.values)
+    for key in DEFAULT_FREE:
+        lo, hi = default.info[key].bounds
+        assert lo <= calibrated[key] <= hi, key
+
+
+@pytest.mark.parametrize("name", ["default", "calibrated"])
+def test_every_seed_system_predicts_with_each_set(name):
+    from perfmodel.figures import predict_figures
+
+    out = predict_figures(perfmodel.load_benchmarks(), name)
+    assert out.predicted.notna().sum() >= 150
