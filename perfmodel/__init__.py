@@ -28,6 +28,7 @@ from perfmodel.catalog import (
 from perfmodel.errors import CatalogError, DataError, UnknownNameError
 from perfmodel.node import grid, predict
 from perfmodel.params import ParameterSet, list_parameter_sets, load_parameters
+from perfmodel.sim import simulate
 from perfmodel.workload import Workload
 
 __version__ = "0.1.0"
@@ -53,5 +54,6 @@ __all__ = [
     "load_parameters",
     "load_platform",
     "predict",
+    "simulate",
     "summarize_benchmarks",
 ]

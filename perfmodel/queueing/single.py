@@ -143,6 +143,12 @@ def utilization(arrival_rate, service_rate, servers=1) -> np.ndarray:
     return lam / (c * mu)
 
 
+def _mm1_checked(arrival_rate, service_rate):
+    lam = as_array(arrival_rate, "arrival_rate", nonnegative=True)
+    mu = as_array(service_rate, "service_rate", positive=True)
+    return broadcast(arrival_rate=lam, service_rate=mu)
+
+
 def mm1_waiting_time(arrival_rate, service_rate) -> np.ndarray:
     """Mean waiting time in queue of an M/M/1 station [s].
 
@@ -159,9 +165,7 @@ def mm1_waiting_time(arrival_rate, service_rate) -> np.ndarray:
     ----------
     Kleinrock, L. (1975). Queueing Systems, Vol. 1, eq. (3.25).
     """
-    lam = as_array(arrival_rate, "arrival_rate", nonnegative=True)
-    mu = as_array(service_rate, "service_rate", positive=True)
-    lam, mu = broadcast(arrival_rate=lam, service_rate=mu)
+    lam, mu = _mm1_checked(arrival_rate, service_rate)
     with np.errstate(divide="ignore", invalid="ignore"):
         w = (lam / mu) / (mu - lam)
     return np.where(lam >= mu, np.inf, w)
@@ -183,9 +187,7 @@ def mm1_response_time(arrival_rate, service_rate) -> np.ndarray:
     ----------
     Kleinrock, L. (1975). Queueing Systems, Vol. 1, eq. (3.26).
     """
-    lam = as_array(arrival_rate, "arrival_rate", nonnegative=True)
-    mu = as_array(service_rate, "service_rate", positive=True)
-    lam, mu = broadcast(arrival_rate=lam, service_rate=mu)
+    lam, mu = _mm1_checked(arrival_rate, service_rate)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = 1.0 / (mu - lam)
     return np.where(lam >= mu, np.inf, t)
