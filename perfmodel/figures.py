@@ -128,6 +128,8 @@ def _value(out: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, str]:
     metric, level = row["metric"], row["level"]
     io_type = row.get("io_type") or ""
     op = row.get("operation")
+    if level != "client" and row.get("aggregate") in ("max", "min"):
+        return math.nan, f"a {row['aggregate']} over a run: the model predicts steady-state means"
     if level == "client":
         if metric in ("latency_mean", "latency_p95", "latency_p99"):
             column = _CLIENT_METRICS[metric]
