@@ -87,9 +87,11 @@ def figure_residuals(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return r, weight
 
 
-def usable_figures(benchmarks: pd.DataFrame, params: ParameterSet, roles: Sequence[str]) -> tuple:
+def usable_figures(
+    benchmarks: pd.DataFrame, params: ParameterSet, roles: Sequence[str], catalog=None
+) -> tuple:
     """Split figures into those a fit can use and those it cannot (with the reason)."""
-    table = predict_figures(benchmarks, params)
+    table = predict_figures(benchmarks, params, catalog)
     reason = table["reason"].copy()
     reason[~table["role"].isin(roles) & (reason == "")] = "role not fitted (" + table["role"] + ")"
     unit_dim = table["unit"].map(lambda u: UNITS[u].dimension)
@@ -179,6 +181,7 @@ def calibrate(
     name: str = "calibrated",
     max_nfev: int = 60,
     priors: dict[str, tuple[float, float]] | str | None = None,
+    catalog=None,
 ) -> CalibrationResult:
     """Fit ``free`` parameters of ``params`` to recorded figures.
 
@@ -197,6 +200,7 @@ def calibrate(
         the figures barely inform stay near their documented values instead of
         drifting to whatever absorbs a missing mechanism.
     max_nfev : cap on model evaluations (each one predicts every figure).
+    catalog : a catalog with the user's own platforms (default: the shipped one).
 
     Raises
     ------
@@ -219,7 +223,7 @@ def calibrate(
         lows.append(math.log(lo))
         highs.append(math.log(hi))
     lows, highs = np.array(lows), np.array(highs)
-    used, excluded = usable_figures(benchmarks, params, roles)
+    used, excluded = usable_figures(benchmarks, params, roles, catalog)
     if len(used) <= len(free):
         raise ValueError(f"benchmarks: {len(used)} usable figures for {len(free)} free parameters")
     x0 = np.clip(np.log([params[k] for k in free]), lows + 1e-9, highs - 1e-9)
@@ -234,7 +238,7 @@ def calibrate(
         return params.with_values(name=name, **dict(zip(free, np.exp(x), strict=True)))
 
     def residuals(x):
-        table = predict_figures(used, with_x(x))
+        table = predict_figures(used, with_x(x), catalog)
         r, w = figure_residuals(table)
         data = np.where(np.isfinite(r), r, 10.0) * w  # 10: a configuration pushed past capacity
         return np.concatenate([data, (x - prior_center) / prior_width])
@@ -277,7 +281,7 @@ def calibrate(
             if c > 0.95 and key not in flags:
                 flags[key] = f"correlated with {other} (r = {c:.2f})"
     fitted = with_x(x)
-    table = predict_figures(used, fitted)
+    table = predict_figures(used, fitted, catalog)
     rec = np.where(
         table["unit"].map(lambda u: UNITS[u].dimension).isin(["ratio", "pct_change"]),
         table["value"],

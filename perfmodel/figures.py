@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from perfmodel.benchmarks import parse_baseline
+from perfmodel.catalog import Catalog
 from perfmodel.node import SYSTEMS, predict
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.units import UNITS
@@ -45,11 +46,13 @@ def _blank(value: Any) -> bool:
     return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
 
 
-def figure_config(row: Mapping[str, Any]) -> dict[str, Any]:
+def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
     """The ``predict`` arguments for a recorded figure's configuration.
 
     Returns a dict with ``platform``, ``workload``, ``system``, ``nodes`` and
-    the knobs; missing knobs fall back to the platform's defaults.
+    the knobs; missing knobs fall back to the platform's defaults. With a
+    ``catalog`` (e.g. the shipped one extended by a user's platform YAML) the
+    platform is resolved there; storage devices must be catalog devices.
     """
 
     def get(key, default=None):
@@ -102,8 +105,9 @@ def figure_config(row: Mapping[str, Any]) -> dict[str, Any]:
         # hyper-converged storage keeps its replicas below the VM: the database itself runs
         # once, and the replicated write is part of the VM's I/O path (virt_io_overhead_s)
         workload = replace(workload, replication_factor=1, consistency="ONE")
+    platform_id = str(row["platform_id"])
     return {
-        "platform": str(row["platform_id"]),
+        "platform": catalog.platform(platform_id) if catalog is not None else platform_id,
         "workload": workload,
         "system": system,
         "nodes": float(get("nodes", 1)),
@@ -244,7 +248,9 @@ def predict_configs(configs: list[dict[str, Any]], params: ParameterSet | str | 
     )
 
 
-def predict_figures(frame: pd.DataFrame, params: ParameterSet | str | None = None) -> pd.DataFrame:
+def predict_figures(
+    frame: pd.DataFrame, params: ParameterSet | str | None = None, catalog: Catalog | None = None
+) -> pd.DataFrame:
     """Predictions for a table of recorded figures (a ``load_benchmarks`` frame).
 
     Adds ``predicted`` (same unit as ``value_si``; relative figures as ratio
@@ -261,11 +267,11 @@ def predict_figures(frame: pd.DataFrame, params: ParameterSet | str | None = Non
             plan.append((None, None, "vendor claim without a measured configuration"))
             continue
         try:
-            configs.append(figure_config(rec))
+            configs.append(figure_config(rec, catalog))
             index = len(configs) - 1
             base = None
             if UNITS[rec["unit"]].dimension in ("ratio", "pct_change"):
-                configs.append(figure_config(_with_baseline(rec)))
+                configs.append(figure_config(_with_baseline(rec), catalog))
                 base = len(configs) - 1
             plan.append((index, base, ""))
         except (ValueError, KeyError) as exc:
