@@ -81,3 +81,57 @@ def test_bad_free_parameters():
         calibrate(free=["warp_factor"])
     with pytest.raises(ValueError, match="^free: 'cpu_cycles_miss\\[dm8\\]' must be positive"):
         calibrate(free=["cpu_cycles_miss[dm8]"])
+
+
+USER_PLATFORM = """
+references:
+  lab: "my lab inventory, 2026"
+platforms:
+  - id: lab-box
+    name: Lab box
+    arch: x86
+    sockets: 1
+    cores_per_socket: 16
+    cores: 16
+    threads_per_core: 2
+    smt_modes: [1, 2]
+    threads: 32
+    numa_nodes: 1
+    base_ghz: 2.6
+    ram_gib: 256
+    network: eth-25g
+    storage:
+      - {device: intel-p4500-4tb, count: 2}
+    sources: {sockets: lab, cores_per_socket: lab, cores: lab, threads_per_core: lab, threads: lab,
+              numa_nodes: lab, base_ghz: lab, ram_gib: lab}
+"""
+
+
+def test_users_calibrate_on_their_own_platform_and_measurements(tmp_path):
+    """End to end: a user's platform YAML and measurement CSV, fitted back to known values."""
+    import csv
+
+    from perfmodel.catalog import Catalog, default_catalog
+    from perfmodel.figures import predict_figures as predict_with
+
+    (tmp_path / "lab.yaml").write_text(USER_PLATFORM)
+    catalog = Catalog.from_files([tmp_path / "lab.yaml"], base=default_catalog())
+    rows = []
+    for i, (clients, rf) in enumerate([(c, r) for c in (4, 16, 64, 256) for r in (0.5, 0.9, 1.0)]):
+        rows.append({"figure_id": f"lab-{i}", "source_id": "lab", "source": "my lab", "locator": f"run {i}",
+                     "role": "measured", "system": "cassandra", "platform_id": "lab-box",
+                     "device_id": "intel-p4500-4tb", "operation": "mixed", "read_fraction": rf,
+                     "object_bytes": 1024, "dataset_gb": 2000, "clients": clients, "level": "client",
+                     "metric": "throughput", "value": 1.0, "unit": "ops/s"})
+    path = tmp_path / "lab.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    data = perfmodel.load_benchmarks(path, catalog=catalog)
+    truth = perfmodel.load_parameters("default").with_values(**{"cpu_cycles_read[cassandra]": 180e3})
+    noise = np.exp(np.random.default_rng(11).normal(0.0, 0.02, len(data)))  # 2% measurement noise
+    data["value_si"] = predict_with(data, truth, catalog)["predicted"].to_numpy() * noise
+    result = calibrate(data, params="default", free=["cpu_cycles_read[cassandra]"], catalog=catalog, max_nfev=40)
+    row = result.table().iloc[0]
+    assert row.ci_low <= 180e3 <= row.ci_high and row.value == pytest.approx(180e3, rel=0.05)
