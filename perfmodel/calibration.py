@@ -182,6 +182,7 @@ def calibrate(
     max_nfev: int = 60,
     priors: dict[str, tuple[float, float]] | str | None = None,
     catalog=None,
+    tol: float = 1e-10,
 ) -> CalibrationResult:
     """Fit ``free`` parameters of ``params`` to recorded figures.
 
@@ -201,6 +202,8 @@ def calibrate(
         drifting to whatever absorbs a missing mechanism.
     max_nfev : cap on model evaluations (each one predicts every figure).
     catalog : a catalog with the user's own platforms (default: the shipped one).
+    tol : ftol / xtol / gtol of the optimiser (cross-validation refits use a
+        looser one: they start from the full fit).
 
     Raises
     ------

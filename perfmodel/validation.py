@@ -164,7 +164,7 @@ def _columns(table: pd.DataFrame, predicted: np.ndarray, band=None) -> pd.DataFr
 def _refit_predict(args):
     """Worker: fit without the held-out figures, predict them (runs in a subprocess)."""
     train, test, params, free, priors, max_nfev = args
-    fit = calibrate(train, params=params, free=free, priors=priors, max_nfev=max_nfev)
+    fit = calibrate(train, params=params, free=free, priors=priors, max_nfev=max_nfev, tol=1e-4)
     return predict_figures(test, fit.params_)["predicted"].to_numpy()
 
 
