@@ -177,7 +177,7 @@ def validate(
     priors="start",
     fit: CalibrationResult | None = None,
     workers: int | None = None,
-    max_nfev: int = 20,
+    max_nfev: int = 8,
     band_draws: int = 0,
     progress: bool = False,
 ) -> ValidationReport:
