@@ -2,7 +2,8 @@
 
 Verbs so far: ``platforms``, ``devices``, ``networks`` (the hardware catalog),
 ``data`` (recorded benchmark figures), ``predict`` (a workload file on one or
-more platforms) and ``report`` (what ``make run`` runs).
+more platforms), ``simulate`` (the same by discrete events, with confidence
+intervals and a progress bar) and ``report`` (what ``make run`` runs).
 Each verb that prints a table takes ``--format table|csv|json``.
 """
 
@@ -167,6 +168,48 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+SIMULATE_TABLE = [
+    *PREDICT_TABLE[:6],
+    "throughput_ops_s_ci_low",
+    "throughput_ops_s_ci_high",
+    *PREDICT_TABLE[6:10],
+    "latency_p99_ms_ci_low",
+    "latency_p99_ms_ci_high",
+    *PREDICT_TABLE[10:],
+    "replications",
+]
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import perfmodel
+
+    spec = load_workload_file(args.workload)
+    knobs = spec["knobs"]
+    for item in args.set or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set {item!r}: expected key=value")
+        knobs[key] = _parse_value(value)
+    result = perfmodel.simulate(
+        args.platform,
+        spec["workload"],
+        nodes=spec["nodes"],
+        system=spec["system"],
+        params=args.params,
+        requests=args.requests,
+        warmup=args.warmup,
+        replications=args.replications,
+        seed=args.seed,
+        keep_records=False,
+        **knobs,
+    )
+    frame = result.summary
+    _emit(frame if args.format != "table" else frame[SIMULATE_TABLE].round(3), args.format)
+    if result.interrupted:
+        print("interrupted: the summary covers the replications that finished", file=sys.stderr)
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     print(f"perfmodel {perfmodel.__version__}: hardware catalog and recorded figures\n")
     print("== Platforms ==")
@@ -238,6 +281,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
     )
     pred.set_defaults(func=_cmd_predict)
+    simv = with_format(
+        sub.add_parser(
+            "simulate",
+            help="simulate a workload file by discrete events (predict's columns with confidence intervals)",
+        )
+    )
+    simv.add_argument("workload", help="workload YAML (see data/workloads/)")
+    simv.add_argument(
+        "--platform",
+        action="append",
+        required=True,
+        help="catalog platform id or platform YAML; repeat for several",
+    )
+    simv.add_argument("--params", default=None, help="parameter set name or JSON file (default: default)")
+    simv.add_argument(
+        "--set",
+        action="append",
+        metavar="KNOB=VALUE",
+        help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
+    )
+    simv.add_argument(
+        "--requests", type=int, default=100_000, help="requests per replication (default 100000)"
+    )
+    simv.add_argument(
+        "--warmup", type=int, default=None, help="warm-up requests per replication (default requests / 10)"
+    )
+    simv.add_argument("--replications", type=int, default=5, help="independent replications (default 5)")
+    simv.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    simv.set_defaults(func=_cmd_simulate)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
     return parser
 

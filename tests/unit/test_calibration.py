@@ -49,7 +49,9 @@ def test_result_serialises_to_json_and_names_exclusions(synthetic, tmp_path):
     data.loc[0, "role"] = "summary"  # reported, not fitted
     result = calibrate(data, params="default", free=["cpu_cycles_read[ceph]"], max_nfev=10)
     assert data.loc[0, "figure_id"] in set(result.excluded_.figure_id)
-    assert "role not fitted" in result.excluded_.set_index("figure_id").loc[data.loc[0, "figure_id"], "reason"]
+    assert (
+        "role not fitted" in result.excluded_.set_index("figure_id").loc[data.loc[0, "figure_id"], "reason"]
+    )
     path = tmp_path / "fit.json"
     result.save(path)
     import json
@@ -63,11 +65,15 @@ def test_result_serialises_to_json_and_names_exclusions(synthetic, tmp_path):
 def test_one_sided_and_relative_residuals():
     import pandas as pd
 
-    table = pd.DataFrame({
-        "unit": ["iops", "ratio", "pct_change", "ratio", "ratio"], "value": [1.0, 1.68, -29.0, 1.0, 1.0],
-        "value_si": [100.0, 1.68, -29.0, 1.0, 1.0], "predicted": [110.0, 1.5, -20.0, 0.8, 1.3],
-        "relation": ["", "", "", "gt", "gt"],
-    })
+    table = pd.DataFrame(
+        {
+            "unit": ["iops", "ratio", "pct_change", "ratio", "ratio"],
+            "value": [1.0, 1.68, -29.0, 1.0, 1.0],
+            "value_si": [100.0, 1.68, -29.0, 1.0, 1.0],
+            "predicted": [110.0, 1.5, -20.0, 0.8, 1.3],
+            "relation": ["", "", "", "gt", "gt"],
+        }
+    )
     r, w = figure_residuals(table)
     assert r[0] == pytest.approx(np.log(1.1))
     assert r[1] == pytest.approx(np.log(1.5 / 1.68))
@@ -118,11 +124,27 @@ def test_users_calibrate_on_their_own_platform_and_measurements(tmp_path):
     catalog = Catalog.from_files([tmp_path / "lab.yaml"], base=default_catalog())
     rows = []
     for i, (clients, rf) in enumerate([(c, r) for c in (4, 16, 64, 256) for r in (0.5, 0.9, 1.0)]):
-        rows.append({"figure_id": f"lab-{i}", "source_id": "lab", "source": "my lab", "locator": f"run {i}",
-                     "role": "measured", "system": "cassandra", "platform_id": "lab-box",
-                     "device_id": "intel-p4500-4tb", "operation": "mixed", "read_fraction": rf,
-                     "object_bytes": 1024, "dataset_gb": 2000, "clients": clients, "level": "client",
-                     "metric": "throughput", "value": 1.0, "unit": "ops/s"})
+        rows.append(
+            {
+                "figure_id": f"lab-{i}",
+                "source_id": "lab",
+                "source": "my lab",
+                "locator": f"run {i}",
+                "role": "measured",
+                "system": "cassandra",
+                "platform_id": "lab-box",
+                "device_id": "intel-p4500-4tb",
+                "operation": "mixed",
+                "read_fraction": rf,
+                "object_bytes": 1024,
+                "dataset_gb": 2000,
+                "clients": clients,
+                "level": "client",
+                "metric": "throughput",
+                "value": 1.0,
+                "unit": "ops/s",
+            }
+        )
     path = tmp_path / "lab.csv"
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -132,6 +154,8 @@ def test_users_calibrate_on_their_own_platform_and_measurements(tmp_path):
     truth = perfmodel.load_parameters("default").with_values(**{"cpu_cycles_read[cassandra]": 180e3})
     noise = np.exp(np.random.default_rng(11).normal(0.0, 0.02, len(data)))  # 2% measurement noise
     data["value_si"] = predict_with(data, truth, catalog)["predicted"].to_numpy() * noise
-    result = calibrate(data, params="default", free=["cpu_cycles_read[cassandra]"], catalog=catalog, max_nfev=40)
+    result = calibrate(
+        data, params="default", free=["cpu_cycles_read[cassandra]"], catalog=catalog, max_nfev=40
+    )
     row = result.table().iloc[0]
     assert row.ci_low <= 180e3 <= row.ci_high and row.value == pytest.approx(180e3, rel=0.05)

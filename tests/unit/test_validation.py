@@ -14,7 +14,9 @@ COLUMNS = ["figure_id", "source", "metric", "recorded", "predicted", "rel_error"
 @pytest.fixture(scope="module")
 def ceph():
     figures = perfmodel.load_benchmarks()
-    return figures[figures.source_id.isin(["ctx-ceph-part1", "ctx-ceph-part2", "seed004"])].reset_index(drop=True)
+    return figures[figures.source_id.isin(["ctx-ceph-part1", "ctx-ceph-part2", "seed004"])].reset_index(
+        drop=True
+    )
 
 
 def test_in_sample_report_lists_every_usable_figure(ceph):

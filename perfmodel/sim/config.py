@@ -1,0 +1,229 @@
+"""One configuration of a station network, as plain numbers the simulators run.
+
+:func:`config_from_model` takes row ``i`` of a :class:`perfmodel.node.NodeModel`
+(the unsolved network :func:`perfmodel.predict` solves) so that the simulator
+runs exactly the system the analytic model describes; :func:`config_from_network`
+does the same for a hand-built :class:`perfmodel.solve.Network` (tests, studies).
+
+Semantics (see :mod:`perfmodel.solve`): a read visits every station with
+``d_read > 0`` in :data:`perfmodel.solve.STATIONS` order; a write runs on
+``copies`` replicas, each visiting every station with ``d_write > 0``, and
+completes at the ``acks``-th replica. ``mult`` identical instances of a
+station share its load: a visit picks one uniformly at random. When ``mult``
+is a multiple of ``nodes`` the instances belong to nodes (``mult / nodes``
+each) and a request (or a write's replica) stays on its node, so a write's
+replicas land on distinct nodes; otherwise the instance is drawn among all.
+LSM flushes are simulated explicitly (``flush_bytes_per_write > 0``): the
+background bytes are then taken out of the write's own device demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from perfmodel import storage
+from perfmodel.sim.distributions import Distribution, from_moments
+from perfmodel.solve import STATIONS, Network
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """A single configuration's stations and workload, in SI units.
+
+    ``d_read`` / ``d_write`` [s] per station (per replica for writes);
+    ``servers`` (``inf`` = delay); ``mult`` instances; ``scv`` of service;
+    ``read_fraction`` [-]; ``copies`` / ``acks`` [count]; ``nodes`` [count];
+    closed loop (``population`` requests, mean think time ``think_time`` [s],
+    exponential) or open Poisson arrivals at ``arrival_rate`` [1/s]; flushes:
+    every completed write replica adds ``flush_bytes_per_write`` [B] to its
+    node's memtable, and each ``flush_ios x 512 KiB`` accumulated is written
+    as ``flush_ios`` I/Os of mean occupancy ``flush_io_time`` [s] on that
+    node's devices (station ``device_station``). ``family`` is the shape of
+    services whose SCV is neither 0 nor 1; ``service`` maps a station name to
+    a distribution whose *shape* replaces it (rescaled to the demand's mean).
+    ``read_visit`` (optional, one per station): the probability that a read
+    visits the station (``d_read`` stays the mean over all reads, so a
+    visiting read needs ``d_read / p``): cache misses reach the device.
+    """
+
+    d_read: tuple
+    d_write: tuple
+    servers: tuple
+    mult: tuple
+    scv: tuple
+    read_fraction: float
+    copies: int = 1
+    acks: int = 1
+    nodes: int = 1
+    closed: bool = False
+    population: int = 1
+    think_time: float = 0.0
+    arrival_rate: float = float("nan")
+    flush_bytes_per_write: float = 0.0
+    flush_ios: int = 0
+    flush_io_time: float = 0.0
+    device_station: int = STATIONS.index("device")
+    stations: tuple = STATIONS
+    family: str = "gamma"
+    service: dict = field(default_factory=dict)
+    read_visit: tuple = ()
+
+    def __post_init__(self) -> None:
+        k = len(self.stations)
+        for name in ("d_read", "d_write", "servers", "mult", "scv"):
+            if len(getattr(self, name)) != k:
+                raise ValueError(f"{name}: needs one value per station ({k})")
+        if not 0.0 <= self.read_fraction <= 1.0:
+            raise ValueError(f"read_fraction: must be in [0, 1], got {self.read_fraction!r}")
+        if not 1 <= self.acks <= self.copies:
+            raise ValueError(f"acks: must be in 1..copies ({self.copies}), got {self.acks!r}")
+        if self.copies > self.nodes and any(self.local(j) for j in range(k)):
+            raise ValueError(f"copies: {self.copies} replicas need as many nodes, got {self.nodes}")
+        if self.closed and self.population < 1:
+            raise ValueError(f"population: must be >= 1, got {self.population!r}")
+        if not self.closed and not (np.isfinite(self.arrival_rate) and self.arrival_rate > 0):
+            raise ValueError(
+                f"arrival_rate: an open configuration needs a rate > 0, got {self.arrival_rate!r}"
+            )
+        if self.read_visit and (len(self.read_visit) != k or not all(0 < p <= 1 for p in self.read_visit)):
+            raise ValueError("read_visit: needs one probability in (0, 1] per station")
+        for name, dist in self.service.items():
+            if name not in self.stations or not isinstance(dist, Distribution):
+                raise ValueError(f"service: {name!r} must be a station name mapped to a Distribution")
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def flushes(self) -> bool:
+        """Whether flush bursts are simulated explicitly."""
+        return self.flush_bytes_per_write > 0 and self.flush_ios > 0 and self.read_fraction < 1
+
+    def read_visit_probability(self, k: int) -> float:
+        """Probability that a read visits station k [-]; it then needs ``d_read[k] / p`` there."""
+        return float(self.read_visit[k]) if self.read_visit else 1.0
+
+    def is_delay(self, k: int) -> bool:
+        return bool(np.isinf(self.servers[k]))
+
+    def local(self, k: int) -> bool:
+        """Whether station k's instances belong to nodes (``mult`` a multiple of ``nodes``)."""
+        m = int(self.mult[k])
+        return self.nodes > 1 and m >= self.nodes and m % self.nodes == 0
+
+    def distribution(self, k: int, mean: float) -> Distribution:
+        """Service law at station k with this mean [s]."""
+        name = self.stations[k]
+        if name in self.service:
+            return self.service[name].scaled(mean)
+        return from_moments(mean, self.scv[k], family=self.family)
+
+    def offered_utilization(self) -> np.ndarray:
+        """Per-station utilisation an open configuration offers [-] (0 for delays, NaN closed)."""
+        if self.closed:
+            return np.full(len(self.stations), np.nan)
+        f = self.read_fraction
+        work = f * np.asarray(self.d_read) + (1 - f) * self.copies * np.asarray(self.d_write)
+        if self.flushes:  # the background bytes a write causes, at the device
+            dev = self.device_station
+            ios = self.flush_bytes_per_write / storage.FLUSH_IO_BYTES  # 512 KiB I/Os per write replica
+            work[dev] += (1 - f) * self.copies * ios * self.flush_io_time
+        servers = np.asarray(self.servers, dtype=float)
+        with np.errstate(invalid="ignore"):
+            util = (
+                self.arrival_rate * work / (np.where(np.isinf(servers), 1.0, servers) * np.asarray(self.mult))
+            )
+        return np.where(np.isinf(servers), 0.0, util)
+
+    @property
+    def fast_path_applies(self) -> bool:
+        """Open Poisson arrivals through FCFS stations in series, no replicas, no bursts."""
+        return not self.closed and self.copies == 1 and not self.flushes
+
+
+def config_from_network(
+    net: Network,
+    i: int = 0,
+    *,
+    arrival_rate: float | None = None,
+    population: int | None = None,
+    think_time: float = 0.0,
+    nodes: int = 1,
+    family: str = "gamma",
+    service: dict | None = None,
+    stations: tuple = STATIONS,
+) -> SimConfig:
+    """Row ``i`` of a hand-built network with an open rate or a closed population.
+
+    Exactly one of ``arrival_rate`` [1/s] and ``population`` [count] is given.
+    Flush bursts are not simulated (the network's burst terms are ignored).
+    """
+    if (arrival_rate is None) == (population is None):
+        raise ValueError("arrival_rate: give exactly one of arrival_rate (open) and population (closed)")
+    row = np.atleast_2d
+    return SimConfig(
+        d_read=tuple(float(v) for v in row(net.d_read)[i]),
+        d_write=tuple(float(v) for v in row(net.d_write)[i]),
+        servers=tuple(float(v) for v in row(net.servers)[i]),
+        mult=tuple(int(v) for v in row(net.mult)[i]),
+        scv=tuple(float(v) for v in row(net.scv)[i]),
+        read_fraction=float(np.atleast_1d(net.read_fraction)[i]),
+        copies=int(np.atleast_1d(net.copies)[i]),
+        acks=int(np.atleast_1d(net.acks)[i]),
+        nodes=int(nodes),
+        closed=population is not None,
+        population=int(population) if population is not None else 1,
+        think_time=float(think_time),
+        arrival_rate=float(arrival_rate) if arrival_rate is not None else float("nan"),
+        family=family,
+        service=dict(service or {}),
+        stations=tuple(stations),
+    )
+
+
+def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict | None = None) -> SimConfig:
+    """Row ``i`` of a :class:`perfmodel.node.NodeModel`, flushes made explicit.
+
+    Where the system is an LSM store (``prof["lsm"]``) and a write causes
+    background bytes, the flushes are simulated: ``d_dev_bg`` (the share of
+    the write's device demand the analytic model charges for them) leaves the
+    write's own demand, and each node submits ``burst_qd`` background writes
+    of occupancy ``occ_bg`` [s] when a memtable's worth
+    (``burst_qd x 512 KiB``) has accumulated.
+    """
+    net, ctx = model.net, model.context
+    cfg = ctx["cfg"]
+    dev = STATIONS.index("device")
+    d_write = np.array(net.d_write[i], dtype=float)
+    flush = bool(ctx["prof"]["lsm"][i]) and float(ctx["bg_bytes_per_write"][i]) > 0
+    if flush:
+        d_write[dev] = max(d_write[dev] - float(ctx["d_dev_bg"][i]), 0.0)
+        if d_write[dev] < 1e-12 * max(float(net.d_write[i, dev]), 1e-300):
+            d_write[dev] = 0.0  # the write's device demand was all background work
+    closed = bool(ctx["workload"].closed)
+    # a read reaches the device only on a cache miss (share ``reach``), and then needs d / reach
+    reach = float(ctx["reach"][i])
+    read_visit = [1.0] * len(STATIONS)
+    if 0 < reach < 1 and net.d_read[i, dev] > 0:
+        read_visit[dev] = reach
+    return SimConfig(
+        d_read=tuple(float(v) for v in net.d_read[i]),
+        d_write=tuple(float(v) for v in d_write),
+        servers=tuple(float(v) for v in net.servers[i]),
+        mult=tuple(int(round(v)) for v in net.mult[i]),
+        scv=tuple(float(v) for v in net.scv[i]),
+        read_fraction=float(net.read_fraction[i]),
+        copies=int(net.copies[i]),
+        acks=int(net.acks[i]),
+        nodes=int(ctx["nodes"][i]),
+        closed=closed,
+        population=int(cfg["population"][i]) if closed else 1,
+        think_time=float(cfg["think_time_s"][i]),
+        arrival_rate=float(cfg["arrival_rate"][i]),
+        flush_bytes_per_write=float(ctx["bg_bytes_per_write"][i]) if flush else 0.0,
+        flush_ios=int(round(float(ctx["burst_qd"][i]))) if flush else 0,
+        flush_io_time=float(ctx["occ_bg"][i]) if flush else 0.0,
+        family=family,
+        service=dict(service or {}),
+        read_visit=tuple(read_visit),
+    )

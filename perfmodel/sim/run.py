@@ -1,0 +1,295 @@
+"""``perfmodel.simulate``: independent replications of the node model, with confidence intervals.
+
+:func:`simulate` builds the same station networks as :func:`perfmodel.predict`
+(:func:`perfmodel.node.build_model`) and simulates each configuration
+``replications`` times, each replication seeded from ``(seed, replication
+index)`` through :class:`numpy.random.SeedSequence` (so the same seed gives the
+same answer, and every configuration of a grid sees common random numbers).
+:func:`simulate_config` does the same for one :class:`~perfmodel.sim.config.SimConfig`
+(a hand-built network).
+
+The engine is chosen per configuration: the compiled Kiefer-Wolfowitz
+recursion (:mod:`perfmodel.sim.fast`) for an open tandem without replicas or
+flush bursts, else the SimPy engine (:mod:`perfmodel.sim.engine`).
+
+References: Law, A. M. (2015). Simulation Modeling and Analysis, 5th ed.,
+sec. 9.4 (independent replications, Student t intervals) and 9.5.2
+(warm-up deletion).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from perfmodel.sim.config import SimConfig, config_from_model
+from perfmodel.sim.engine import run_simpy
+from perfmodel.sim.fast import run_fast
+from perfmodel.sim.results import records_frame, replication_metrics, t_interval
+from perfmodel.solve import STATIONS
+
+ENGINES = ("auto", "simpy", "fast")
+#: metrics that get confidence-interval columns
+CI_METRICS = (
+    "throughput_ops_s",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "read_latency_mean_ms",
+    "read_latency_p50_ms",
+    "read_latency_p95_ms",
+    "read_latency_p99_ms",
+    "write_latency_mean_ms",
+    "write_latency_p50_ms",
+    "write_latency_p95_ms",
+    "write_latency_p99_ms",
+)
+
+
+@dataclass
+class SimulationResult:
+    """What :func:`simulate` returns.
+
+    ``summary``: one row per configuration (``predict``'s columns, the
+    simulated values, ``<metric>_ci_low`` / ``_ci_high`` for throughput and
+    latencies, ``replications`` finished). ``replication_metrics``: one row
+    per (configuration, replication). ``records``: every request of every
+    replication as a tidy DataFrame (built on first access). ``interrupted``:
+    Ctrl-C stopped the run; finished replications are kept.
+    """
+
+    summary: pd.DataFrame
+    replication_metrics: pd.DataFrame
+    runs: list = field(default_factory=list, repr=False)  # (configuration, replication, SimConfig, Records)
+    interrupted: bool = False
+    _records: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def records(self) -> pd.DataFrame:
+        """Tidy per-request records: ``configuration``, ``replication`` and the columns of
+        :func:`perfmodel.sim.results.records_frame` (times in s)."""
+        if self._records is None:
+            visited = sorted({k for _, _, _, rec in self.runs for k in rec.waits})
+            frames = []
+            for i, r, cfg, rec in self.runs:
+                frame = records_frame(rec, cfg, stations=visited)
+                frame.insert(0, "replication", np.int32(r))
+                frame.insert(0, "configuration", np.int32(i))
+                frames.append(frame)
+            self._records = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        return self._records
+
+
+def _check_run_length(requests, warmup, replications) -> tuple[int, int, int]:
+    def whole(value, name):
+        if isinstance(value, bool) or not float(value) == int(value):
+            raise ValueError(f"{name}: must be a whole number, got {value!r}")
+        return int(value)
+
+    requests = whole(requests, "requests")
+    if requests <= 0:
+        raise ValueError(f"requests: must be > 0, got {requests}")
+    warmup = requests // 10 if warmup is None else whole(warmup, "warmup")
+    if warmup < 0:
+        raise ValueError(f"warmup: must be >= 0, got {warmup}")
+    if warmup >= requests:
+        raise ValueError(f"warmup: {warmup} requests leave none of the {requests} to measure")
+    if requests - warmup < 2:
+        raise ValueError(
+            f"requests: measuring needs at least 2 requests after the warm-up, got {requests - warmup}"
+        )
+    replications = whole(replications, "replications")
+    if replications < 1:
+        raise ValueError(f"replications: must be >= 1, got {replications}")
+    return requests, warmup, replications
+
+
+def replication_rng(seed: int, replication: int) -> np.random.Generator:
+    """The generator of one replication: ``SeedSequence(seed, spawn_key=(replication,))``."""
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(replication),)))
+
+
+def _engine_for(cfg: SimConfig, engine: str):
+    if engine not in ENGINES:
+        raise ValueError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "fast" and not cfg.fast_path_applies:
+        raise ValueError("engine: the fast path needs open arrivals, one copy per write and no flush bursts")
+    return run_fast if engine == "fast" or (engine == "auto" and cfg.fast_path_applies) else run_simpy
+
+
+def _progress(total: int, progress, desc: str):
+    from tqdm.auto import tqdm
+
+    disable = (not sys.stderr.isatty()) if progress is None else not progress
+    return tqdm(total=total, disable=disable, desc=desc, unit="rep")
+
+
+def _run_all(configs, requests, warmup, seed, replications, engine, progress, keep_records):
+    """Replications of every configuration (``None`` = not simulated); Ctrl-C keeps what finished."""
+    runs, metrics = [], []
+    todo = [(i, cfg) for i, cfg in enumerate(configs) if cfg is not None]
+    interrupted = False
+    with _progress(len(todo) * replications, progress, "simulate") as bar:
+        try:
+            for i, cfg in todo:
+                run = _engine_for(cfg, engine)
+                for r in range(replications):
+                    rec = run(cfg, requests, warmup, replication_rng(seed, r))
+                    metrics.append({"configuration": i, "replication": r, **replication_metrics(rec, cfg)})
+                    if keep_records:
+                        runs.append((i, r, cfg, rec))
+                    bar.update(1)
+        except KeyboardInterrupt:
+            if not metrics:
+                raise
+            interrupted = True
+    return runs, pd.DataFrame(metrics), interrupted
+
+
+def _aggregate(per_rep: pd.DataFrame, size: int, level: float) -> pd.DataFrame:
+    """Mean over replications of every metric, and t intervals of :data:`CI_METRICS`."""
+    names = [c for c in per_rep.columns if c not in ("configuration", "replication")]
+    if not names:  # nothing simulated: the columns a replication would have given
+        names = [
+            *CI_METRICS,
+            *(f"util_{s}" for s in STATIONS if s != "fixed"),
+            "device_queue_depth",
+            "burst_duty",
+        ]
+    out = {name: np.full(size, np.nan) for name in names}
+    ci = {f"{m}_ci_{end}": np.full(size, np.nan) for m in CI_METRICS for end in ("low", "high")}
+    count = np.zeros(size, dtype=np.int64)
+    if len(per_rep):
+        for i, group in per_rep.groupby("configuration"):
+            count[i] = len(group)
+            for name in names:
+                out[name][i] = group[name].mean()
+            for m in CI_METRICS:
+                _, lo, hi = t_interval(group[m].to_numpy(), level)
+                ci[f"{m}_ci_low"][i], ci[f"{m}_ci_high"][i] = lo, hi
+    return pd.DataFrame({**out, **ci, "replications": count})
+
+
+def simulate_config(
+    cfg: SimConfig,
+    *,
+    requests: int = 100_000,
+    warmup: int | None = None,
+    seed: int = 0,
+    replications: int = 5,
+    engine: str = "auto",
+    level: float = 0.95,
+    progress: bool | None = None,
+    keep_records: bool = True,
+) -> SimulationResult:
+    """Simulate one hand-built configuration (see :func:`simulate` for the arguments).
+
+    The summary has the simulated metrics (named as ``predict``'s columns)
+    and their confidence intervals; an open configuration whose offered
+    utilisation is >= 1 at some station raises a ValueError.
+    """
+    requests, warmup, replications = _check_run_length(requests, warmup, replications)
+    util = cfg.offered_utilization()
+    if not cfg.closed and (util >= 1).any():
+        k = int(np.nanargmax(util))
+        raise ValueError(
+            f"arrival_rate: unstable open system, utilisation {util[k]:.3g} >= 1 at station "
+            f"{cfg.stations[k]!r}; lower the rate or add servers"
+        )
+    runs, per_rep, interrupted = _run_all(
+        [cfg], requests, warmup, seed, replications, engine, progress, keep_records
+    )
+    return SimulationResult(_aggregate(per_rep, 1, level), per_rep, runs, interrupted)
+
+
+def simulate(
+    platform,
+    workload,
+    *,
+    nodes=1,
+    params=None,
+    requests: int = 100_000,
+    warmup: int | None = None,
+    seed: int = 0,
+    replications: int = 5,
+    engine: str = "auto",
+    family: str = "gamma",
+    service: dict | None = None,
+    level: float = 0.95,
+    progress: bool | None = None,
+    keep_records: bool = True,
+    system,
+    **knobs,
+) -> SimulationResult:
+    """Simulate the systems :func:`perfmodel.predict` describes, by discrete events.
+
+    Parameters
+    ----------
+    platform, workload, nodes, params, system, **knobs
+        As for :func:`perfmodel.predict` (arrays make a grid: each
+        configuration is simulated on its own).
+    requests : requests per replication [count], warm-up included (> 0).
+    warmup : requests discarded at the start of each replication [count]
+        (default ``requests // 10``; must leave >= 2).
+    seed : replication r draws from ``SeedSequence(seed, spawn_key=(r,))``.
+    replications : independent replications per configuration (>= 1; the
+        confidence intervals need >= 2).
+    engine : ``auto`` (the fast path where it applies), ``simpy`` or ``fast``.
+    family : shape of services whose SCV is neither 0 nor 1 (``gamma`` or
+        ``lognormal``).
+    service : ``{station: Distribution}``, a shape (e.g.
+        :class:`~perfmodel.sim.distributions.Empirical` from measured times)
+        that replaces the station's service law at the model's mean demand.
+    level : confidence level of the intervals [-].
+    progress : show a tqdm bar over replications (default: when stderr is a TTY).
+    keep_records : keep per-request records (``False`` saves memory).
+
+    Returns
+    -------
+    SimulationResult
+        ``.summary`` has :data:`perfmodel.node.OUTPUT_COLUMNS` (the simulated
+        throughput, latencies, utilisations, device queue depth, burst duty
+        and bottleneck; the I/O-rate columns follow from the simulated
+        throughput), ``<metric>_ci_low`` / ``<metric>_ci_high`` for
+        throughput and latencies, and ``replications``. An open configuration
+        whose analytic utilisation is >= 1 is not simulated: its row is
+        predict's (``saturated`` True, latencies ``inf``) with
+        ``replications`` 0. ``.records`` are the requests (times in s).
+    """
+    from perfmodel.node import _report, _solve, build_model
+
+    requests, warmup, replications = _check_run_length(requests, warmup, replications)
+    model = build_model(platform, workload, nodes=nodes, params=params, system=system, **knobs)
+    analytic = _solve(model)
+    size = model.context["size"]
+    configs = [
+        None if analytic.saturated[i] else config_from_model(model, i, family=family, service=service)
+        for i in range(size)
+    ]
+    runs, per_rep, interrupted = _run_all(
+        configs, requests, warmup, seed, replications, engine, progress, keep_records
+    )
+    sim = _aggregate(per_rep, size, level)
+    done = sim["replications"].to_numpy() > 0
+    x = np.where(done, sim["throughput_ops_s"].to_numpy(), analytic.throughput)
+    x = np.where(np.isfinite(x), x, analytic.throughput)
+    summary = _report(model, dataclasses.replace(analytic, throughput=x))
+    simulated_unsaturated = np.array([c is not None for c in configs])
+    for name in sim.columns:
+        if name in summary.columns and name != "throughput_ops_s":
+            summary[name] = np.where(
+                done, sim[name].to_numpy(), np.where(simulated_unsaturated, np.nan, summary[name])
+            )
+        elif name not in summary.columns:
+            summary[name] = sim[name].to_numpy()
+    summary["throughput_ops_s"] = np.where(simulated_unsaturated & ~done, np.nan, x)
+    util_names = [s for s in STATIONS if s != "fixed"]
+    utils = np.stack([summary[f"util_{s}"].to_numpy() for s in util_names], axis=1)
+    codes = np.argmax(np.nan_to_num(utils, nan=-1.0), axis=1)
+    summary["bottleneck"] = pd.Categorical.from_codes(codes, util_names)
+    return SimulationResult(summary, per_rep, runs, interrupted)
