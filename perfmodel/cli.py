@@ -3,7 +3,9 @@
 Verbs so far: ``platforms``, ``devices``, ``networks`` (the hardware catalog),
 ``data`` (recorded benchmark figures), ``predict`` (a workload file on one or
 more platforms), ``simulate`` (the same by discrete events, with confidence
-intervals and a progress bar) and ``report`` (what ``make run`` runs).
+intervals and a progress bar), ``calibrate`` and ``validate`` (fit the
+parameters, and report every figure predicted vs recorded) and ``report``
+(what ``make run`` runs).
 Each verb that prints a table takes ``--format table|csv|json``.
 """
 
@@ -210,18 +212,109 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from perfmodel.calibration import DEFAULT_FREE, calibrate, save_parameter_set
+    from perfmodel.catalog import Catalog, default_catalog
+
+    user_catalog = None
+    if args.platform:
+        user_catalog = Catalog.from_files([Path(p) for p in args.platform], base=default_catalog())
+    data = benchmarks.load_benchmarks(args.data, catalog=user_catalog) if args.data else None
+    free = [k.strip() for k in args.free.split(",") if k.strip()] if args.free else list(DEFAULT_FREE)
+    result = calibrate(
+        data,
+        params=args.params or "default",
+        free=free,
+        priors=None if args.priors == "none" else "start",
+        max_nfev=args.max_evaluations,
+        catalog=user_catalog,
+    )
+    print(result.report())
+    if args.out:
+        save_parameter_set(result, args.out)
+        print(f"\nwrote {args.out}; use it with --params {args.out}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from perfmodel.validation import validate
+
+    data = benchmarks.load_benchmarks(args.data) if args.data else None
+    report = validate(
+        data, params=args.params, cv=args.cv, workers=args.workers, progress=sys.stderr.isatty()
+    )
+    table = report.figures[["figure_id", "source", "metric", "recorded", "predicted", "rel_error", "in_band"]]
+    if args.format == "csv":
+        table.to_csv(sys.stdout, index=False)
+        for line in report.summary_lines():
+            print(f"# {line}")
+    elif args.format == "json":
+        import json
+
+        doc = {"figures": json.loads(table.to_json(orient="records")), "summary": report.summary_lines()}
+        print(json.dumps(doc, indent=1))
+    else:
+        _emit(table.drop(columns=["source"]).round({"rel_error": 3}), "table")
+        print()
+        print("\n".join(report.summary_lines()))
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
-    print(f"perfmodel {perfmodel.__version__}: hardware catalog and recorded figures\n")
+    from pathlib import Path
+
+    from perfmodel._data import data_dir
+    from perfmodel.validation import validate
+
+    params = perfmodel.load_parameters()
+    print(f"perfmodel {perfmodel.__version__}: hardware catalog, recorded figures and model predictions")
+    print(f"(parameter set: {params.name})\n")
     print("== Platforms ==")
     _emit(catalog.platforms_table(), "table")
-    print("\n== Storage devices ==")
-    _emit(catalog.devices_table(), "table")
     print("\n== Recorded benchmark figures by source ==")
     frame = benchmarks.load_benchmarks()
     _emit(benchmarks.summarize_benchmarks(frame, by=["source_id"]), "table")
-    print("\n== By metric ==")
-    _emit(benchmarks.summarize_benchmarks(frame, by=["metric"]), "table")
-    print(f"\n{len(frame)} recorded figures. Sizing reports arrive with `perfmodel size`.")
+    print("\n== How well the model explains them (in-sample; out of sample: perfmodel validate --cv) ==")
+    report = validate(frame, params=params)
+    print("\n".join(report.summary_lines()))
+    workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
+    spec = load_workload_file(str(workload_file))
+    print(f"\n== {workload_file.name} on POWER8, x86 and Kunpeng: 3 nodes, by SMT mode ==")
+    rows = []
+    for platform in ("power8-s821lc-10c", "x86-dl380-e5-2630v4", "kunpeng-r722"):
+        modes = perfmodel.load_platform(platform).smt_modes
+        rows.append(
+            perfmodel.predict(
+                platform,
+                spec["workload"],
+                nodes=spec["nodes"],
+                system=spec["system"],
+                threads_per_core=list(modes),
+                **spec["knobs"],
+            )
+        )
+    import pandas as pd
+
+    table = pd.concat(rows, ignore_index=True)
+    cols = [
+        "platform",
+        "threads_per_core",
+        "shards",
+        "throughput_ops_s",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "latency_p99_ms",
+        "util_cpu",
+        "util_device",
+        "bottleneck",
+    ]
+    _emit(table[cols].round(3), "table")
+    print(
+        "\nSizing reports (node counts per platform for a throughput and p99 target) arrive with "
+        "`perfmodel size`; model and assumptions: docs/models.md, docs/validation.md."
+    )
     return 0
 
 
@@ -310,6 +403,39 @@ def build_parser() -> argparse.ArgumentParser:
     simv.add_argument("--replications", type=int, default=5, help="independent replications (default 5)")
     simv.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     simv.set_defaults(func=_cmd_simulate)
+    cal = sub.add_parser("calibrate", help="fit the model's parameters to recorded (or your own) figures")
+    cal.add_argument(
+        "--data", action="append", help="benchmark CSV file or folder (default: shipped figures)"
+    )
+    cal.add_argument("--platform", action="append", help="your own platform YAML referenced by --data")
+    cal.add_argument("--params", default=None, help="starting parameter set (default: default)")
+    cal.add_argument(
+        "--free", default=None, help="comma-separated parameters to fit (default: the standard list)"
+    )
+    cal.add_argument(
+        "--priors",
+        choices=("start", "none"),
+        default="start",
+        help="log-normal priors around the starting values (default) or none",
+    )
+    cal.add_argument("--max-evaluations", type=int, default=60, help="cap on optimiser evaluations")
+    cal.add_argument("--out", default=None, help="write the fitted parameter set (JSON) here")
+    cal.set_defaults(func=_cmd_calibrate)
+    val = with_format(
+        sub.add_parser("validate", help="predicted vs recorded for every figure, with cross-validation")
+    )
+    val.add_argument(
+        "--data", action="append", help="benchmark CSV file or folder (default: shipped figures)"
+    )
+    val.add_argument("--params", default=None, help="parameter set (default: the shipped calibrated set)")
+    val.add_argument(
+        "--cv",
+        choices=("loo", "source"),
+        default=None,
+        help="leave-one-out or leave-one-source-out refits (default: in-sample)",
+    )
+    val.add_argument("--workers", type=int, default=None, help="processes for cross-validation refits")
+    val.set_defaults(func=_cmd_validate)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
     return parser
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import perfmodel
 from perfmodel.cli import main
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "data" / "workloads"
@@ -125,3 +126,49 @@ def test_predict_verb_bad_input_is_one_clear_error(capsys, tmp_path):
     bad.write_text("system: scylla\nworkload: {clients: 0}\n")
     code, _, err = run(capsys, "predict", str(bad), "--platform", "kunpeng-r722")
     assert code == 1 and "clients" in err and "w.yaml" in err
+
+
+def test_validate_verb_csv_has_the_figure_table_and_commented_summary(capsys):
+    code, out, _ = run(capsys, "validate", "--format", "csv")
+    assert code == 0
+    lines = out.splitlines()
+    summary = [line for line in lines if line.startswith("#")]
+    table = pd.read_csv(io.StringIO("\n".join(line for line in lines if not line.startswith("#"))))
+    assert list(table.columns) == [
+        "figure_id",
+        "source",
+        "metric",
+        "recorded",
+        "predicted",
+        "rel_error",
+        "in_band",
+    ]
+    assert len(table) >= 140 and table.predicted.notna().all()
+    assert summary[0].startswith("# validation (in-sample)") and "median |rel error|" in summary[1]
+
+
+def test_calibrate_verb_writes_a_loadable_parameter_set(capsys, tmp_path):
+    out_file = tmp_path / "mine.json"
+    code, out, _ = run(
+        capsys,
+        "calibrate",
+        "--free",
+        "cpu_cycles_read[ceph]",
+        "--max-evaluations",
+        "5",
+        "--out",
+        str(out_file),
+    )
+    assert code == 0 and "calibrated 1 parameters" in out
+    mine = perfmodel.load_parameters(out_file)
+    assert mine.name == "calibrated" and mine["cpu_cycles_read[ceph]"] > 0
+    code, out, _ = run(
+        capsys,
+        "predict",
+        str(WORKLOADS / "dm8-tpcc.yaml"),
+        "--platform",
+        "kunpeng-r722",
+        "--params",
+        str(out_file),
+    )
+    assert code == 0
