@@ -604,7 +604,7 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
     burst_qd = np.minimum(per_system("memtable_bytes") / storage.FLUSH_IO_BYTES, params["block_queue_limit"])
     lsm = prof["lsm"].astype(bool)
     duty_per_op = np.where(lsm, bg_bytes / (dev["seq_write"] * devices), 0.0)
-    backlog = burst_qd * storage.FLUSH_IO_BYTES / dev["seq_write"]
+    backlog = storage.burst_profile(0.0, dev["seq_write"], burst_qd)[2]  # QD x 512 KiB / bandwidth [s]
     reach = np.minimum(reads_per_read, 1.0)  # share of reads that reach the device
     net = Network(
         d_read,
