@@ -387,3 +387,46 @@ if __name__ == "__main__":  # pragma: no cover - `python -m perfmodel.calibratio
     print(fitted.report())
     save_parameter_set(fitted, out)
     print(f"wrote {out}")
+
+
+def parameter_draws(fit: CalibrationResult | str | Path | None = None, draws: int = 40, seed: int = 0):
+    """Parameter sets sampled from a fit's uncertainty (log-normal, correlations included).
+
+    ``fit``: a :class:`CalibrationResult`, the path of a parameter set written by
+    :func:`save_parameter_set`, or ``None`` for the shipped ``calibrated`` set.
+    Draws are clipped to each parameter's bounds; parameters the fit flagged
+    with an infinite standard error stay at their fitted value.
+    """
+    if isinstance(fit, CalibrationResult):
+        base, free = fit.params_, list(fit.free_)
+        values, stderr, corr = fit.values_, fit.stderr_, fit.correlation_
+    else:
+        path = (
+            Path(fit)
+            if fit is not None
+            else Path(__file__).resolve().parent / "parameters" / "calibrated.json"
+        )
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if "fit" not in doc:
+            raise ValueError(f"params: {path} has no fit uncertainty (not written by save_parameter_set)")
+        base = load_parameters(path)
+        rows = doc["fit"]["fit"]
+        free = [r["parameter"] for r in rows]
+        values = np.array([r["value"] for r in rows], dtype=float)
+        stderr = np.array([np.inf if r["stderr"] is None else r["stderr"] for r in rows], dtype=float)
+        corr = np.array(doc["fit"]["correlation"], dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = stderr / values
+    rel = np.where(np.isfinite(rel), rel, 0.0)
+    corr = np.where(np.isfinite(corr), corr, 0.0)
+    np.fill_diagonal(corr, 1.0)
+    rng = np.random.default_rng(seed)
+    samples = rng.multivariate_normal(np.log(values), corr * np.outer(rel, rel), size=draws, method="svd")
+    out = []
+    for row in samples:
+        updates = {}
+        for key, value in zip(free, np.exp(row), strict=True):
+            lo, hi = base.info[key].bounds if key in base.info else (-np.inf, np.inf)
+            updates[key] = float(np.clip(value, lo, hi))
+        out.append(base.with_values(**updates))
+    return out

@@ -195,7 +195,8 @@ def predict(
         list / array of them (one per configuration).
     workload : a :class:`~perfmodel.Workload` (closed loop or open arrivals).
     nodes : server nodes in the cluster [count].
-    params : a parameter set or its name (default: ``default``).
+    params : a parameter set, its name or path (default: the shipped
+        ``calibrated`` set), or a :class:`~perfmodel.calibration.CalibrationResult`.
     system : ``scylla``, ``cassandra``, ``rocksdb``, ``dm8`` or ``ceph``.
     **knobs : settings the seeds vary, each a scalar or an array:
         ``cores`` (cores used), ``threads_per_core`` (SMT mode), ``device``
@@ -204,7 +205,11 @@ def predict(
         (``warm`` or ``cold``: after a restart every read misses),
         ``numa_binding`` (bool), ``osds_per_device``, ``cores_per_device``,
         ``log_files``, ``virtualization`` (``none``, ``untuned``, ``boost``),
-        ``client_link_gbps`` (a shared client-side link).
+        ``client_link_gbps`` (a shared client-side link); and ``interval``
+        (e.g. 0.9): add ``<column>_lower`` / ``<column>_upper`` bands for
+        throughput and latency percentiles by predicting with parameter sets
+        drawn from the calibration's uncertainty (the given
+        ``CalibrationResult``'s, else the shipped set's).
 
     Returns
     -------
@@ -214,6 +219,54 @@ def predict(
     utilised station); ``saturated`` (open loop at or past capacity: latencies
     are ``inf``). For TPC-C, ``tpmc`` (NewOrder per minute) is added.
     """
+    interval = knobs.pop("interval", None)
+    fit = None
+    if type(params).__name__ == "CalibrationResult":  # a fit: predict with its parameters
+        fit, params = params, params.params_
+    model = build_model(platform, workload, nodes=nodes, params=params, system=system, **knobs)
+    frame = _report(model, _solve(model))
+    if interval is not None:
+        frame = _with_band(frame, platform, workload, nodes, system, knobs, fit, float(interval))
+    return frame
+
+
+#: columns that get ``_lower`` / ``_upper`` bands with ``interval=``
+BAND_COLUMNS = (
+    "throughput_ops_s",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "read_latency_p99_ms",
+    "write_latency_p99_ms",
+)
+
+
+def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: float, draws: int = 40):
+    """Add lower / upper bands by predicting with parameter sets drawn from the fit's uncertainty."""
+    from perfmodel.calibration import parameter_draws
+
+    if not 0 < interval < 1:
+        raise ValueError(f"interval: must lie in (0, 1), got {interval}")
+    samples = np.stack(
+        [
+            build_and_report(platform, workload, nodes, draw, system, knobs)[list(BAND_COLUMNS)].to_numpy(
+                float
+            )
+            for draw in parameter_draws(fit, draws=draws)
+        ]
+    )
+    with np.errstate(invalid="ignore"):
+        lower = np.nanquantile(samples, (1 - interval) / 2, axis=0)
+        upper = np.nanquantile(samples, (1 + interval) / 2, axis=0)
+    for j, col in enumerate(BAND_COLUMNS):
+        frame[f"{col}_lower"] = lower[:, j]
+        frame[f"{col}_upper"] = upper[:, j]
+    return frame
+
+
+def build_and_report(platform, workload, nodes, params, system, knobs) -> pd.DataFrame:
+    """``predict`` without bands (one parameter set)."""
     model = build_model(platform, workload, nodes=nodes, params=params, system=system, **knobs)
     return _report(model, _solve(model))
 
