@@ -232,3 +232,31 @@ def _progress(iterable, total: int, enabled: bool):
     from tqdm import tqdm
 
     return tqdm(iterable, total=total, desc="refits", unit="fit")
+
+
+def plot_predicted_vs_recorded(report: ValidationReport, ax=None):
+    """Predicted vs recorded on log axes, one colour per source, with the y = x line.
+
+    Absolute figures are plotted in SI units, relative ones as ratios (percent
+    changes as 1 + p/100), so everything shares one log scale. Returns the axes.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    table = report.figures.copy()
+    pct = table["unit"] == "pct_change"
+    table.loc[pct, "recorded"] = 1 + table.loc[pct, "recorded"] / 100
+    table.loc[pct, "predicted"] = 1 + table.loc[pct, "predicted"] / 100
+    table = table[(table["recorded"] > 0) & (table["predicted"] > 0)]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 6))
+    sns.scatterplot(data=table, x="recorded", y="predicted", hue="source_id", style="metric_group", ax=ax, s=28)
+    lo = float(min(table["recorded"].min(), table["predicted"].min())) / 1.5
+    hi = float(max(table["recorded"].max(), table["predicted"].max())) * 1.5
+    ax.plot([lo, hi], [lo, hi], color="0.3", lw=1, label="y = x")
+    ax.fill_between([lo, hi], [lo / 1.25, hi / 1.25], [lo * 1.25, hi * 1.25], color="0.85", zorder=0,
+                    label="+-25%")
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="recorded (SI units; ratios)",
+           ylabel="predicted", title=f"perfmodel vs recorded figures ({report.cv})")
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    return ax

@@ -53,3 +53,24 @@ def test_leave_one_source_out_refits_without_the_source(ceph):
 def test_bad_cv_value():
     with pytest.raises(ValueError, match="^cv"):
         validate(cv="kfold")
+
+
+def test_predicted_vs_recorded_plot_has_one_point_per_positive_figure(ceph, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from perfmodel.validation import plot_predicted_vs_recorded
+
+    report = validate(ceph)
+    ax = plot_predicted_vs_recorded(report)
+    from matplotlib.collections import PathCollection
+
+    points = sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
+    table = report.figures
+    pct = table.unit == "pct_change"
+    rec = table.recorded.where(~pct, 1 + table.recorded / 100)
+    pred = table.predicted.where(~pct, 1 + table.predicted / 100)
+    expected = int(((rec > 0) & (pred > 0)).sum())
+    assert points == expected
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    ax.figure.savefig(tmp_path / "pvr.png")
