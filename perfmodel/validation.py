@@ -250,13 +250,23 @@ def plot_predicted_vs_recorded(report: ValidationReport, ax=None):
     table = table[(table["recorded"] > 0) & (table["predicted"] > 0)]
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 6))
-    sns.scatterplot(data=table, x="recorded", y="predicted", hue="source_id", style="metric_group", ax=ax, s=28)
+    sns.scatterplot(
+        data=table, x="recorded", y="predicted", hue="source_id", style="metric_group", ax=ax, s=28
+    )
     lo = float(min(table["recorded"].min(), table["predicted"].min())) / 1.5
     hi = float(max(table["recorded"].max(), table["predicted"].max())) * 1.5
     ax.plot([lo, hi], [lo, hi], color="0.3", lw=1, label="y = x")
-    ax.fill_between([lo, hi], [lo / 1.25, hi / 1.25], [lo * 1.25, hi * 1.25], color="0.85", zorder=0,
-                    label="+-25%")
-    ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(lo, hi), xlabel="recorded (SI units; ratios)",
-           ylabel="predicted", title=f"perfmodel vs recorded figures ({report.cv})")
+    ax.fill_between(
+        [lo, hi], [lo / 1.25, hi / 1.25], [lo * 1.25, hi * 1.25], color="0.85", zorder=0, label="+-25%"
+    )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=(lo, hi),
+        ylim=(lo, hi),
+        xlabel="recorded (SI units; ratios)",
+        ylabel="predicted",
+        title=f"perfmodel vs recorded figures ({report.cv})",
+    )
     ax.legend(fontsize=7, loc="upper left", ncol=2)
     return ax
