@@ -148,16 +148,22 @@ def load_workload_file(path: str) -> dict:
     }
 
 
-def _cmd_predict(args: argparse.Namespace) -> int:
-    import perfmodel
-
+def _workload_spec(args: argparse.Namespace) -> dict:
+    """The workload file with ``--set KNOB=VALUE`` overrides applied."""
     spec = load_workload_file(args.workload)
-    knobs = spec["knobs"]
     for item in args.set or []:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--set {item!r}: expected key=value")
-        knobs[key] = _parse_value(value)
+        spec["knobs"][key] = _parse_value(value)
+    return spec
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    import perfmodel
+
+    spec = _workload_spec(args)
+    knobs = spec["knobs"]
     frame = perfmodel.predict(
         args.platform,
         spec["workload"],
@@ -185,13 +191,8 @@ SIMULATE_TABLE = [
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import perfmodel
 
-    spec = load_workload_file(args.workload)
+    spec = _workload_spec(args)
     knobs = spec["knobs"]
-    for item in args.set or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set {item!r}: expected key=value")
-        knobs[key] = _parse_value(value)
     result = perfmodel.simulate(
         args.platform,
         spec["workload"],
