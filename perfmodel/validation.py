@@ -177,16 +177,18 @@ def validate(
     priors="start",
     fit: CalibrationResult | None = None,
     workers: int | None = None,
-    max_nfev: int = 8,
+    max_nfev: int = 2,
     band_draws: int = 0,
     progress: bool = False,
 ) -> ValidationReport:
     """Predict every recorded figure; with ``cv`` ("loo" or "source") out of sample.
 
-    ``params``: the set to validate (default: the shipped default). For
-    ``cv``, each refit starts from ``params`` (or ``fit.params_``) and frees
-    ``free`` with ``priors``; ``workers`` processes run the refits in parallel
-    (default: the machine's cores). ``band_draws > 0`` with a ``fit`` adds
+    ``params``: the set to validate (default: the shipped calibrated set). For
+    ``cv``, each refit starts from ``params`` (or ``fit.params_``) -- the fit on
+    every figure -- frees ``free`` with ``priors`` and takes at most
+    ``max_nfev`` trust-region steps (each with a finite-difference Jacobian):
+    from the full fit, one or two steps reach the leave-out optimum closely.
+    ``workers`` processes run the refits in parallel (default: the cores). ``band_draws > 0`` with a ``fit`` adds
     the uncertainty band (``in_band``).
     """
     if cv not in (None, "loo", "source"):
