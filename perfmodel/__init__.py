@@ -11,6 +11,7 @@ Public entry points::
     perfmodel.load_benchmarks(path=None)
     perfmodel.Workload(...), perfmodel.predict(platform, workload, system=..., **knobs)
     perfmodel.grid(**axes), perfmodel.load_parameters(name_or_path)
+    perfmodel.size(workload, target_ops_s=..., slo_p99_ms=..., system=...)
 """
 
 from perfmodel.benchmarks import load_benchmarks, summarize_benchmarks
@@ -29,6 +30,7 @@ from perfmodel.errors import CatalogError, DataError, UnknownNameError
 from perfmodel.node import grid, predict
 from perfmodel.params import ParameterSet, list_parameter_sets, load_parameters
 from perfmodel.sim import simulate
+from perfmodel.sizing import size
 from perfmodel.workload import Workload
 
 __version__ = "0.1.0"
@@ -55,5 +57,6 @@ __all__ = [
     "load_platform",
     "predict",
     "simulate",
+    "size",
     "summarize_benchmarks",
 ]

@@ -2,7 +2,8 @@
 
 Verbs so far: ``platforms``, ``devices``, ``networks`` (the hardware catalog),
 ``data`` (recorded benchmark figures), ``predict`` (a workload file on one or
-more platforms), ``simulate`` (the same by discrete events, with confidence
+more platforms), ``size`` (node counts per platform for a target and SLO),
+``simulate`` (predict's columns by discrete events, with confidence
 intervals and a progress bar), ``calibrate`` and ``validate`` (fit the
 parameters, and report every figure predicted vs recorded) and ``report``
 (what ``make run`` runs).
@@ -263,6 +264,41 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+SIZE_TABLE = [
+    "platform",
+    "threads_per_core",
+    "nodes",
+    "binding",
+    "latency_p99_ms",
+    "latency_p99_ms_lower",
+    "latency_p99_ms_upper",
+    "max_utilization",
+    "bottleneck",
+    "reason",
+]
+
+
+def _cmd_size(args: argparse.Namespace) -> int:
+    from perfmodel.sizing import DEFAULT_PLATFORMS
+
+    spec = _workload_spec(args)
+    frame = perfmodel.size(
+        spec["workload"],
+        target_ops_s=args.target_ops,
+        slo_p99_ms=args.slo_p99_ms,
+        system=spec["system"],
+        platforms=args.platform or list(DEFAULT_PLATFORMS),
+        dataset_gib=args.dataset_gib,
+        replication_factor=args.rf,
+        max_utilization=args.max_utilization,
+        failure_tolerance=args.failure_tolerance,
+        params=args.params,
+        **spec["knobs"],
+    )
+    _emit(frame if args.format != "table" else frame[SIZE_TABLE].round(3), args.format)
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -312,10 +348,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
         "bottleneck",
     ]
     _emit(table[cols].round(3), "table")
+    target, slo = 1_000_000.0, 20.0
     print(
-        "\nSizing reports (node counts per platform for a throughput and p99 target) arrive with "
-        "`perfmodel size`; model and assumptions: docs/models.md, docs/validation.md."
+        f"\n== Sizing: {target:,.0f} ops/s at p99 <= {slo:g} ms, N+1, utilisation <= 70% "
+        f"({workload_file.name}, {spec['workload'].dataset_bytes / 2**40:.2f} TiB x RF "
+        f"{spec['workload'].replication_factor:g}) =="
     )
+    sized = perfmodel.size(
+        spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
+    )
+    _emit(sized[SIZE_TABLE].round(3), "table")
+    best = sized[sized.feasible].iloc[0] if sized.feasible.any() else None
+    if best is not None:
+        print(
+            f"\nFewest nodes: {int(best.nodes)} x {best.platform} at SMT{int(best.threads_per_core)} "
+            f"(binding: {best.binding}; p99 {best.latency_p99_ms:.2f} ms, 90% band "
+            f"{best.latency_p99_ms_lower:.2f}-{best.latency_p99_ms_upper:.2f} ms)."
+        )
+    print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")
     return 0
 
 
@@ -437,6 +487,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     val.add_argument("--workers", type=int, default=None, help="processes for cross-validation refits")
     val.set_defaults(func=_cmd_validate)
+    sz = with_format(
+        sub.add_parser("size", help="minimum nodes per platform for a throughput target and p99 SLO")
+    )
+    sz.add_argument(
+        "workload", help="workload YAML (see data/workloads/); its clients are replaced by the target"
+    )
+    sz.add_argument("--target-ops", type=float, required=True, help="cluster throughput to sustain [ops/s]")
+    sz.add_argument("--slo-p99-ms", type=float, required=True, help="p99 latency objective [ms]")
+    sz.add_argument(
+        "--platform", action="append", help="candidate platform id or YAML (default: the catalog's)"
+    )
+    sz.add_argument("--dataset-gib", type=float, default=None, help="data set before replication [GiB]")
+    sz.add_argument("--rf", type=int, default=None, help="replication factor (default: the workload's)")
+    sz.add_argument("--max-utilization", type=float, default=0.7, help="highest station utilisation [-]")
+    sz.add_argument("--failure-tolerance", type=int, default=1, help="nodes that may fail (N+k)")
+    sz.add_argument("--params", default=None, help="parameter set name or JSON file")
+    sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
+    sz.set_defaults(func=_cmd_size)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
     return parser
 

@@ -256,9 +256,9 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
             for draw in parameter_draws(fit, draws=draws)
         ]
     )
-    with np.errstate(invalid="ignore"):
-        lower = np.nanquantile(samples, (1 - interval) / 2, axis=0)
-        upper = np.nanquantile(samples, (1 + interval) / 2, axis=0)
+    # order statistics, not interpolation: a draw that saturates (inf) makes the upper bound inf
+    lower = np.nanquantile(samples, (1 - interval) / 2, axis=0, method="lower")
+    upper = np.nanquantile(samples, (1 + interval) / 2, axis=0, method="higher")
     for j, col in enumerate(BAND_COLUMNS):
         frame[f"{col}_lower"] = lower[:, j]
         frame[f"{col}_upper"] = upper[:, j]

@@ -188,8 +188,8 @@ def validate(
     every figure -- frees ``free`` with ``priors`` and takes at most
     ``max_nfev`` trust-region steps (each with a finite-difference Jacobian):
     from the full fit, one or two steps reach the leave-out optimum closely.
-    ``workers`` processes run the refits in parallel (default: the cores). ``band_draws > 0`` with a ``fit`` adds
-    the uncertainty band (``in_band``).
+    ``workers`` processes run the refits in parallel (default: the cores).
+    ``band_draws > 0`` with a ``fit`` adds the uncertainty band (``in_band``).
     """
     if cv not in (None, "loo", "source"):
         raise ValueError(f"cv: must be None, 'loo' or 'source', got {cv!r}")

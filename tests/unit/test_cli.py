@@ -172,3 +172,26 @@ def test_calibrate_verb_writes_a_loadable_parameter_set(capsys, tmp_path):
         str(out_file),
     )
     assert code == 0
+
+
+def test_size_verb(capsys):
+    code, out, _ = run(
+        capsys,
+        "size",
+        str(WORKLOADS / "scylla-read-heavy.yaml"),
+        "--target-ops",
+        "200000",
+        "--slo-p99-ms",
+        "50",
+        "--platform",
+        "x86-dl380-e5-2630v4",
+        "--format",
+        "csv",
+    )
+    assert code == 0
+    table = pd.read_csv(io.StringIO(out))
+    assert set(table.threads_per_core) == {1, 2} and (table.nodes >= 4).all()
+    code, _, err = run(
+        capsys, "size", str(WORKLOADS / "scylla-read-heavy.yaml"), "--target-ops", "-5", "--slo-p99-ms", "50"
+    )
+    assert code == 1 and "target_ops_s" in err

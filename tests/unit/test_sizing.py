@@ -1,0 +1,160 @@
+"""Sizing: minimum node counts, binding constraints, monotonicity, infeasible answers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import perfmodel
+from perfmodel.sizing import node_capacity_bytes, size
+
+W = perfmodel.Workload(
+    operation="mixed",
+    read_fraction=0.9,
+    object_bytes=1024,
+    dataset_bytes=1e12,
+    clients=1,
+    replication_factor=3,
+    consistency="QUORUM",
+)
+PLATFORMS = ["x86-dl380-e5-2630v4", "power8-s821lc-10c"]
+
+
+def nodes(frame, platform, tpc):
+    return int(frame.set_index(["platform", "threads_per_core"]).loc[(platform, tpc), "nodes"])
+
+
+def test_one_row_per_platform_and_smt_mode_with_positive_whole_nodes():
+    out = size(W, target_ops_s=2e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS, interval=None)
+    assert sorted(zip(out.platform, out.threads_per_core, strict=True)) == sorted(
+        [("x86-dl380-e5-2630v4", 1), ("x86-dl380-e5-2630v4", 2)]
+        + [("power8-s821lc-10c", t) for t in (1, 2, 4, 8)]
+    )
+    assert out.feasible.all() and (out.nodes >= 4).all()  # RF 3 + one failure
+    assert set(out.binding) <= {"replication", "capacity", "throughput", "slo"}
+    assert (out.latency_p99_ms <= 50).all() and (out.max_utilization <= 0.7 + 1e-12).all()
+
+
+@pytest.mark.parametrize("targets", [(5e4, 2e5, 8e5)])
+def test_more_throughput_never_needs_fewer_nodes(targets):
+    counts = [
+        nodes(
+            size(
+                W, target_ops_s=t, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS[:1], interval=None
+            ),
+            PLATFORMS[0],
+            2,
+        )
+        for t in targets
+    ]
+    assert counts == sorted(counts) and counts[-1] > counts[0]
+
+
+def test_looser_slo_never_needs_more_nodes():
+    counts = [
+        nodes(
+            size(W, target_ops_s=4e5, slo_p99_ms=s, system="scylla", platforms=PLATFORMS[:1], interval=None),
+            PLATFORMS[0],
+            2,
+        )
+        for s in (2.0, 10.0, 100.0)
+    ]
+    assert counts == sorted(counts, reverse=True)
+
+
+def test_rf3_never_needs_fewer_nodes_than_rf2_for_the_same_writes():
+    w = perfmodel.Workload(
+        operation="write",
+        read_fraction=0.0,
+        object_bytes=1024,
+        dataset_bytes=1e11,
+        clients=1,
+        replication_factor=2,
+        consistency="ONE",
+    )
+    rf2 = size(
+        w, target_ops_s=3e5, slo_p99_ms=100, system="cassandra", platforms=PLATFORMS[:1], interval=None
+    )
+    rf3 = size(
+        w,
+        target_ops_s=3e5,
+        slo_p99_ms=100,
+        system="cassandra",
+        platforms=PLATFORMS[:1],
+        replication_factor=3,
+        interval=None,
+    )
+    assert nodes(rf3, PLATFORMS[0], 2) >= nodes(rf2, PLATFORMS[0], 2)
+
+
+def test_capacity_binds_a_big_dataset_exactly():
+    platform = perfmodel.load_platform(PLATFORMS[0])
+    dataset_gib = 40 * node_capacity_bytes(platform) / 2**30  # 40 nodes' raw capacity before replication
+    out = size(
+        W,
+        target_ops_s=1e3,
+        slo_p99_ms=1000,
+        system="cassandra",
+        platforms=PLATFORMS[:1],
+        dataset_gib=dataset_gib,
+        fill_limit=0.5,
+        failure_tolerance=2,
+        max_nodes=300,
+        interval=None,
+    )
+    row = out.set_index("threads_per_core").loc[2]
+    expected = math.ceil(dataset_gib * 2**30 * 3 / 0.5 / node_capacity_bytes(platform)) + 2
+    assert row.binding == "capacity" and row.nodes == expected == 242
+
+
+def test_impossible_slo_is_an_answer_with_the_reason():
+    out = size(
+        W,
+        target_ops_s=1e5,
+        slo_p99_ms=0.001,
+        system="cassandra",
+        platforms=PLATFORMS[:1],
+        max_nodes=32,
+        interval=None,
+    )
+    assert not out.feasible.any() and (out.nodes == 0).all()
+    assert out.reason.str.contains("cannot meet p99 <= 0.001 ms at any size").all()
+
+
+def test_bands_and_cost():
+    out = size(
+        W,
+        target_ops_s=2e5,
+        slo_p99_ms=50,
+        system="cassandra",
+        platforms=PLATFORMS,
+        cost={PLATFORMS[0]: 9000.0, PLATFORMS[1]: 14000.0},
+    )
+    assert (out.latency_p99_ms_lower <= out.latency_p99_ms_upper).all()
+    row = out.iloc[0]
+    assert row.cost == {PLATFORMS[0]: 9000.0, PLATFORMS[1]: 14000.0}[row.platform] * row.nodes
+    with pytest.raises(ValueError, match="^cost"):
+        size(
+            W,
+            target_ops_s=2e5,
+            slo_p99_ms=50,
+            system="cassandra",
+            platforms=PLATFORMS,
+            cost={},
+            interval=None,
+        )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"target_ops_s": 0, "slo_p99_ms": 10}, "target_ops_s"),
+        ({"target_ops_s": 1e5, "slo_p99_ms": -1}, "slo_p99_ms"),
+        ({"target_ops_s": 1e5, "slo_p99_ms": 10, "max_utilization": 1.5}, "max_utilization"),
+        ({"target_ops_s": 1e5, "slo_p99_ms": 10, "failure_tolerance": -1}, "failure_tolerance"),
+    ],
+)
+def test_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=f"^{name}"):
+        size(W, system="cassandra", platforms=PLATFORMS[:1], **kwargs)
