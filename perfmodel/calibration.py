@@ -9,12 +9,15 @@ parameter set), so a 500 K ops/s figure and a 10 ms latency weigh alike:
 * ratio: ``r = log(predicted ratio / recorded ratio)``;
 * percent change: ``r = log((1 + predicted/100) / (1 + recorded/100))``;
 * ``relation`` gt / lt: one-sided (zero when the inequality holds);
-  ``approx``: half weight.
+  ``approx``: residual scaled by 1/2 (a quarter of the weight in the sum of squares).
 
 Parameters are fitted in log space (all free parameters are positive).
-Uncertainty comes from the Jacobian at the optimum: ``cov = s^2 (J^T J)^-1``
-with ``s^2`` the residual variance (Seber & Wild, *Nonlinear Regression*,
-1989, sec. 2.1); 95% intervals are ``exp(log p +- 1.96 se)``. A parameter the
+Uncertainty comes from the Jacobian at the optimum: without priors ``cov =
+s^2 (J^T J)^-1`` with ``s^2`` the figures' residual variance (Seber & Wild,
+*Nonlinear Regression*, 1989, sec. 2.1); with priors the posterior precision
+``J_d^T J_d / s^2 + J_p^T J_p`` adds each prior's information (Gelman et al.,
+*Bayesian Data Analysis*, sec. 4.1, normal approximation); 95% intervals are
+``exp(log p +- 1.96 se)``. A parameter the
 data cannot pin down is flagged (interval reaching a bound, a near-singular
 Jacobian, or |correlation| > 0.95 with another) instead of reported with
 false precision. Figures that cannot be used are listed with the reason,
@@ -254,28 +257,35 @@ def calibrate(
         x_scale="jac",
         max_nfev=max_nfev,
         diff_step=1e-3,
-        ftol=1e-10,
-        xtol=1e-10,
-        gtol=1e-10,
+        ftol=tol,
+        xtol=tol,
+        gtol=tol,
     )
     x = fit.x
     n, p = len(used), len(free)
+    jac_data, jac_prior = fit.jac[:n], fit.jac[n:]
+    data_resid = fit.fun[:n]
     dof = max(n - p, 1)
-    s2 = 2 * fit.cost / dof
-    jac = fit.jac
+    s2 = max(float(data_resid @ data_resid) / dof, 1e-12)  # residual variance of the figures only
     flags: dict[str, str] = {}
-    try:
-        cov = s2 * np.linalg.pinv(jac.T @ jac, rcond=1e-10)
-        se = np.sqrt(np.clip(np.diag(cov), 0, None))
-    except np.linalg.LinAlgError:
-        cov, se = np.full((p, p), np.nan), np.full(p, np.inf)
-    sensitivity = np.linalg.norm(jac, axis=0)
+    # posterior precision: the figures' information scaled by their residual variance, plus the
+    # priors' (their residual rows already carry 1 / log(factor))
+    precision = jac_data.T @ jac_data / s2 + jac_prior.T @ jac_prior
+    cov = np.linalg.pinv(precision, rcond=1e-12)
+    se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    sensitivity = np.linalg.norm(jac_data, axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = cov / np.outer(se, se)
+    has_prior = np.isfinite(prior_width)
     for i, key in enumerate(free):
         if sensitivity[i] < 1e-6:
-            flags[key] = "no figure is sensitive to it"
-            se[i] = np.inf
+            flags[key] = "no figure is sensitive to it" + (
+                " (the prior alone sets it)" if has_prior[i] else ""
+            )
+            if not has_prior[i]:
+                se[i] = np.inf
+        elif has_prior[i] and se[i] > 0.8 * prior_width[i]:
+            flags[key] = "the figures barely inform it: its interval is mostly the prior's"
         elif x[i] - 1.96 * se[i] <= lows[i] or x[i] + 1.96 * se[i] >= highs[i]:
             flags[key] = "95% interval reaches a bound"
         others = [(abs(corr[i, j]), free[j]) for j in range(p) if j != i and np.isfinite(corr[i, j])]

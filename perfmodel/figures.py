@@ -46,6 +46,28 @@ def _blank(value: Any) -> bool:
     return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
 
 
+def missing_load(row: Mapping[str, Any]) -> str:
+    """Why a client-level figure cannot be predicted for lack of a recorded load ('' if it can).
+
+    Throughput and latency depend on how many requests are outstanding; a figure
+    whose source gives no clients (or TPC-C terminals) is not guessed at.
+    """
+    if row.get("level") != "client" or row.get("metric") not in (
+        "throughput",
+        "iops",
+        "tpmc",
+        "bandwidth",
+        "latency_mean",
+        "latency_p95",
+        "latency_p99",
+        "time_per_op",
+    ):
+        return ""
+    if _blank(row.get("clients")) and _blank(row.get("terminals")):
+        return "the load (clients or terminals) is not recorded"
+    return ""
+
+
 def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
     """The ``predict`` arguments for a recorded figure's configuration.
 
@@ -177,6 +199,9 @@ def predict_figure(row: Mapping[str, Any], params: ParameterSet | str | None = N
     params = load_parameters(params)
     if row.get("role") == "claim":
         return math.nan, "vendor claim without a measured configuration"
+    missing = missing_load(row)
+    if missing:
+        return math.nan, missing
     try:
         frame = predict(params=params, **figure_config(row))
     except (ValueError, KeyError) as exc:
@@ -266,6 +291,10 @@ def predict_figures(
         if rec.get("role") == "claim":
             plan.append((None, None, "vendor claim without a measured configuration"))
             continue
+        missing = missing_load(rec)
+        if missing:
+            plan.append((None, None, missing))
+            continue
         try:
             configs.append(figure_config(rec, catalog))
             index = len(configs) - 1
@@ -276,7 +305,14 @@ def predict_figures(
             plan.append((index, base, ""))
         except (ValueError, KeyError) as exc:
             plan.append((None, None, f"configuration cannot be built: {exc}"))
-    table = predict_configs(configs, params).to_dict("records") if configs else []
+    try:
+        table = predict_configs(configs, params).to_dict("records") if configs else []
+    except (ValueError, KeyError):  # one configuration cannot be built: fall back row by row
+        out = frame.copy()
+        results = [predict_figure(rec, params) for rec in records]
+        out["predicted"] = np.array([r[0] for r in results], dtype=float)
+        out["reason"] = [r[1] for r in results]
+        return out
     predicted, reasons = [], []
     for rec, (index, base, reason) in zip(records, plan, strict=True):
         if index is None:

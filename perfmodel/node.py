@@ -586,7 +586,7 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
     bg_bytes_per_write = obj * bg_factor
     d_dev_bg = bg_bytes_per_write / storage.FLUSH_IO_BYTES * occ_bg
     d_dev_r = reads_per_read * occ_r + np.where(is_ceph & ~has_wal, onode_reads * occ_meta_r, 0.0)
-    d_dev_w = reads_per_write * occ_r + sync_data * occ_w + d_dev_bg
+    d_dev_w = reads_per_write * occ_r + sync_data * occ_w  # what a write waits for at the device
     d_wal_r = np.where(is_ceph & has_wal, onode_reads * occ_wal_r, 0.0)
     d_wal_w = sync_wal * occ_wal
 
@@ -601,7 +601,8 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
     remote = prof["remote"].astype(bool)
     wire = np.where(remote, 2 * plat["net_latency"] + params["net_stack_s"], 0.0)
     fixed_r = wire + virt_io * reads_per_read
-    fixed_w = wire + virt_io * (reads_per_write + np.maximum(sync, 0))
+    # the VM I/O path per synchronous I/O; DM8's redo write pays it in the log station
+    fixed_w = wire + virt_io * (reads_per_write + sync_data + sync_wal)
     net_r = np.where(remote, (io_bytes + 128.0) / plat["net_bw"], 0.0)
     net_w = net_r
     log_files = _take(cfg, "log_files", 2.0).astype(float)
@@ -659,6 +660,16 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
     duty_per_op = np.where(lsm, bg_bytes / (dev["seq_write"] * devices), 0.0)
     backlog = storage.burst_profile(0.0, dev["seq_write"], burst_qd)[2]  # QD x 512 KiB / bandwidth [s]
     reach = np.minimum(reads_per_read, 1.0)  # share of reads that reach the device
+    # background writes occupy the device (capacity, queues) but no client waits for them
+    load_write = np.zeros((size, k))
+    load_write[:, ix["device"]] = d_dev_bg
+    # visits per request: the device only on a cache miss, the WAL device for its own I/O
+    v_read = (d_read > 0).astype(float)
+    v_write = (d_write > 0).astype(float)
+    v_read[:, ix["device"]] = reads_per_read + np.where(is_ceph & ~has_wal, onode_reads, 0.0)
+    v_write[:, ix["device"]] = reads_per_write + sync_data
+    v_read[:, ix["wal"]] = np.where(is_ceph & has_wal, onode_reads, 0.0)
+    v_write[:, ix["wal"]] = sync_wal
     net = Network(
         d_read,
         d_write,
@@ -670,6 +681,9 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
         cfg["acks"].astype(float),
         burst_duty_per_op=duty_per_op,
         burst_read_delay=reach * backlog / 2,
+        load_write=load_write,
+        v_read=v_read,
+        v_write=v_write,
     )
     return NodeModel(net, {name: value for name, value in locals().items() if name in _CONTEXT})
 

@@ -50,7 +50,12 @@ class Network:
     identical stations the visits spread over (shards, devices, nodes);
     ``scv``: squared coefficient of variation of service; ``read_fraction``
     [-]; ``copies``: replicas executing each write; ``acks``: replica answers
-    a write waits for.
+    a write waits for. ``load_write`` [s]: work each write replica causes at a
+    station that nobody waits for (flushes, compactions, checkpoints): it
+    occupies servers (utilisation, queues) but is not part of the write's
+    residence. ``v_read`` / ``v_write``: visits per request (default: 1 where
+    the demand is positive); a read that reaches the device only on a cache
+    miss visits it ``miss x reads per miss`` times on average.
     """
 
     d_read: np.ndarray
@@ -65,9 +70,19 @@ class Network:
     #: throughput [s] and the mean extra wait of a read that meets one [s]
     burst_duty_per_op: np.ndarray | float = 0.0
     burst_read_delay: np.ndarray | float = 0.0
+    load_write: np.ndarray | float = 0.0
+    v_read: np.ndarray | None = None
+    v_write: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.ack_mean, self.ack_var = ack_factors(self.copies, self.acks)
+        self.load_write = np.array(
+            np.broadcast_to(np.asarray(self.load_write, dtype=float), self.d_write.shape)
+        )
+        if self.v_read is None:
+            self.v_read = (self.d_read > 0).astype(float)
+        if self.v_write is None:
+            self.v_write = (self.d_write > 0).astype(float)
 
 
 @dataclass
@@ -80,9 +95,10 @@ class Solution:
     w_read: np.ndarray
     w_write: np.ndarray
     utilization: np.ndarray
-    wait_probability: np.ndarray
+    wait_probability: np.ndarray  # per read (M, K)
     saturated: np.ndarray
     iterations: int
+    wait_probability_write: np.ndarray | None = None  # per write replica (M, K)
 
 
 def ack_factors(copies, acks):
@@ -138,7 +154,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     bursts = bool((duty_per_op * burst_delay > 0).any())
     a_r, a_w = dr / c, dw / c
     copies = net.copies[:, None]
-    a_req = f[:, None] * a_r + (1 - f)[:, None] * copies * a_w  # queueing work per request
+    load = net.load_write[:, qc]  # background work per write replica: queued, not waited for
+    a_req = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + load / c)  # queueing work per request
     scale = ((n - 1) / n)[:, None] / m
     # Schweitzer's equations in one unknown: with sigma_k = (N - 1) / (N m_k) the queue
     # Q_k = X a_k (1 + sigma_k Q_k) gives Q_k = X a_k / (1 - X a_k sigma_k), so the cycle
@@ -151,6 +168,10 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     base = z + fr * service_r + fw * service_w
     with np.errstate(divide="ignore"):
         x_lim = np.min(np.where(a_req * sigma > 0, 1.0 / (a_req * sigma), np.inf), axis=1)
+        # capacity: no station may run above utilisation 1, including stations loaded by
+        # background work nobody waits for (a write stalls instead: RocksDB / LSM write stalls)
+        x_cap = np.min(np.where(a_req > 0, m / a_req, np.inf), axis=1)
+    x_lim = np.minimum(x_lim, x_cap * (1 - 1e-9))
     hi = np.minimum(n / base, x_lim)
     lo = np.zeros(size)
     x = np.where(np.isfinite(x_lim), np.minimum(n / base, 0.999 * x_lim), n / base)
@@ -184,7 +205,20 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     arrive = x[:, None] * a_req * sigma / (1.0 - x[:, None] * a_req * sigma)
     rr_q = dr + a_r * arrive
     rw_q = dw + a_w * arrive  # one replica's residence
-    util_q = x[:, None] * (f[:, None] * dr + (1 - f)[:, None] * copies * dw) / (c * m)
+    # Where the capacity bound binds before the population does, the clients' cycle is
+    # shorter than N / X: the difference is the writes' stall behind background work,
+    # charged to the bottleneck station as waiting (Little's law holds again).
+    cycle_x = (
+        base
+        + (fr * (np.minimum(x * duty_per_op, 1.0) * burst_delay) if bursts else 0.0)
+        + (w_k * arrive).sum(1)
+    )
+    stall = np.where(
+        (fw > 0) & (x * cycle_x < n * (1 - 1e-9)), (n / x - cycle_x) / np.maximum(gw, 1e-300), 0.0
+    )
+    stalled = np.flatnonzero(stall > 0)
+    stall_col = np.argmax(a_req / m, axis=1)[stalled]
+    util_q = x[:, None] * (f[:, None] * dr + (1 - f)[:, None] * copies * (dw + load)) / (c * m)
     wr_q = np.where(dr > 0, np.maximum(rr_q - dr, 0.0), 0.0)
     ww_q = np.where(dw > 0, np.maximum(rw_q - dw, 0.0), 0.0)
     # Probability of waiting. Open M/M/c: P = C(c, c rho) (Erlang C) and a waiting
@@ -194,14 +228,23 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # population bounds the queue); taking the larger of Erlang C and the P that
     # reproduces the AMVA wait keeps P -> 1 at a saturated bottleneck and the
     # conditional wait E[W] / P finite everywhere.
-    vr, vw = f[:, None] * (dr > 0), (1 - f)[:, None] * copies * (dw > 0)
-    visits = vr + vw
+    # per visit: an arriving request finds A_k customers (per instance) and waits when all c
+    # servers are busy. P(wait | visit) is at least Erlang C at the utilisation, and at least
+    # A (1 - rho), which reproduces the AMVA wait of a visit (s A / c) with exponential waits
+    # of mean s / (c (1 - rho)); a class that visits v < 1 times per request waits with
+    # probability v P(wait | visit) (Tijms 1994, sec. 4.5; Lazowska et al. 1984, ch. 6).
+    vr_k, vw_k = net.v_read[:, qc], net.v_write[:, qc]
+    vis = f[:, None] * vr_k + (1 - f)[:, None] * copies * vw_k
     rho = np.clip(util_q, 0.0, 1.0 - 1e-12)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s_mean = (vr * dr + vw * dw) / visits
-        w_mean = (vr * wr_q + vw * ww_q) / visits
-        pw_q = np.maximum(_erlang_c(c, c * rho), w_mean * c * (1.0 - rho) / s_mean)
-    pw_q = np.where(visits > 0, np.clip(pw_q, 0.0, 1.0), 0.0)
+    p_visit = np.maximum(_erlang_c(c, c * rho), arrive * (1.0 - rho))  # A (1 - rho): the AMVA wait's
+    p_visit = np.where(vis > 0, np.clip(np.nan_to_num(p_visit), 0.0, 1.0), 0.0)
+    pr_q = np.minimum(vr_k, 1.0) * p_visit
+    pw_wq = np.minimum(vw_k, 1.0) * p_visit
+    rw_q = np.where(dw > 0, rw_q, 0.0)
+    # a stalled write always waits at the bottleneck, whether or not it has I/O there
+    ww_q[stalled, stall_col] += stall[stalled]
+    rw_q[stalled, stall_col] += stall[stalled]
+    pw_wq[stalled, stall_col] = 1.0
 
     def wide(values, base=None):
         out = np.zeros((size, width)) if base is None else base
@@ -213,38 +256,57 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     return Solution(
         x,
         wide(np.where(dr > 0, rr_q, 0.0), delay_r),
-        wide(np.where(dw > 0, rw_q, 0.0), delay_w),
+        wide(rw_q, delay_w),
         wide(wr_q),
         wide(ww_q),
         wide(util_q),
-        wide(pw_q),
+        wide(pr_q),
         np.zeros(size, dtype=bool),
         rounds,
+        wide(pw_wq),
     )
 
 
 def solve_open(net: Network, arrival_rate) -> Solution:
-    """M/M/c stations at the offered load; saturated configurations flagged."""
+    """M/M/c stations at the offered load; saturated configurations flagged.
+
+    Per visit an FCFS c-server station makes a request wait ``W = C(c, c rho)
+    s / (c (1 - rho))`` with ``s`` the mean service per visit (all classes and
+    background work); a class waits ``v W`` per request for its ``v`` visits
+    (Kleinrock 1975, eq. 3.43).
+    """
     x = np.asarray(arrival_rate, dtype=float)
     f = net.read_fraction[:, None]
     copies = net.copies[:, None]
     delay, c = _split(net)
     dr, dw = net.d_read, net.d_write
-    visits = f * (dr > 0) + (1 - f) * copies * (dw > 0)
-    work = f * dr + (1 - f) * copies * dw
+    visits = f * net.v_read + (1 - f) * copies * net.v_write
+    work = f * dr + (1 - f) * copies * (dw + net.load_write)
     util = np.where(delay, 0.0, x[:, None] * work / (c * net.mult))
     saturated_k = util >= 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        s_mean = np.where(visits > 0, work / visits, 0.0)
+        s_visit = np.where(visits > 0, work / visits, 0.0)
         rho = np.clip(util, 0.0, 1.0 - 1e-12)
-        pw = np.where(delay, 0.0, _erlang_c(c, c * rho))
-        wait = np.where(delay | (visits == 0), 0.0, pw * s_mean / (c * (1.0 - rho)))
-    wait = np.where(saturated_k, np.inf, wait)
-    rr = np.where(dr > 0, wait + dr, 0.0)
-    rw = np.where(dw > 0, wait + dw, 0.0)
-    wr = np.where(dr > 0, wait, 0.0)
-    ww = np.where(dw > 0, wait, 0.0)
-    return Solution(x, rr, rw, wr, ww, util, pw, saturated_k.any(axis=1), 0)
+        p_visit = np.where(delay, 0.0, _erlang_c(c, c * rho))
+        w_visit = np.where(delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)))
+    w_visit = np.where(saturated_k, np.inf, w_visit)
+    with np.errstate(invalid="ignore"):
+        wr = np.where(dr > 0, net.v_read * w_visit, 0.0)
+        ww = np.where(dw > 0, net.v_write * w_visit, 0.0)
+    rr = np.where(dr > 0, wr + dr, 0.0)
+    rw = np.where(dw > 0, ww + dw, 0.0)
+    return Solution(
+        x,
+        rr,
+        rw,
+        wr,
+        ww,
+        util,
+        np.minimum(net.v_read, 1.0) * p_visit,
+        saturated_k.any(axis=1),
+        0,
+        np.minimum(net.v_write, 1.0) * p_visit,
+    )
 
 
 def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
@@ -255,15 +317,18 @@ def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
     Writes: the k-th of ``copies`` replicas' waiting times (:func:`ack_factors`).
     ``extra_*`` are fixed latencies [s] added to each class.
     """
-    p = np.maximum(sol.wait_probability, 1e-12)
+    p_read = np.maximum(sol.wait_probability, 1e-12)
+    p_write = np.maximum(
+        sol.wait_probability if sol.wait_probability_write is None else sol.wait_probability_write, 1e-12
+    )
 
-    def moments(d, w):
+    def moments(d, w, p):
         var_w = np.where(w > 0, w * w * (2.0 / p - 1.0), 0.0)
         return (w + d).sum(1), (var_w + net.scv * d * d).sum(1)
 
-    mean_r, var_r = moments(np.where(sol.r_read > 0, net.d_read, 0.0), sol.w_read)
+    mean_r, var_r = moments(np.where(sol.r_read > 0, net.d_read, 0.0), sol.w_read, p_read)
     d_w = np.where(sol.r_write > 0, net.d_write, 0.0)
-    wait_mean, wait_var = moments(np.zeros_like(d_w), sol.w_write)
+    wait_mean, wait_var = moments(np.zeros_like(d_w), sol.w_write, p_write)
     # the k-th of the replicas' waits (exponential order statistics: the mean scales by
     # g_mean, the variance by g_var); the work itself is the same on every replica
     mean_w = d_w.sum(1) + net.ack_mean * wait_mean

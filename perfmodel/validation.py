@@ -204,6 +204,11 @@ def validate(
         folds = [np.flatnonzero(used["source_id"].to_numpy() == s) for s in used["source_id"].unique()]
     else:
         folds = [np.array([i]) for i in range(len(used))]
+    if (
+        priors == "start"
+    ):  # centre the refits' priors on the documented values, not on a fit that saw the figure
+        default = load_parameters("default")
+        priors = {k: (default[k], 3.0) for k in free}
     jobs = [
         (
             used.drop(index=fold).reset_index(drop=True),

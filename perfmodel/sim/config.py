@@ -185,9 +185,9 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
     """Row ``i`` of a :class:`perfmodel.node.NodeModel`, flushes made explicit.
 
     Where the system is an LSM store (``prof["lsm"]``) and a write causes
-    background bytes, the flushes are simulated: ``d_dev_bg`` (the share of
-    the write's device demand the analytic model charges for them) leaves the
-    write's own demand, and each node submits ``burst_qd`` background writes
+    background bytes, the flushes are simulated (the analytic model keeps that
+    work as ``net.load_write``, occupying the device without being waited for):
+    each node submits ``burst_qd`` background writes
     of occupancy ``occ_bg`` [s] when a memtable's worth
     (``burst_qd x 512 KiB``) has accumulated.
     """
@@ -196,10 +196,10 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
     dev = STATIONS.index("device")
     d_write = np.array(net.d_write[i], dtype=float)
     flush = bool(ctx["prof"]["lsm"][i]) and float(ctx["bg_bytes_per_write"][i]) > 0
-    if flush:
-        d_write[dev] = max(d_write[dev] - float(ctx["d_dev_bg"][i]), 0.0)
-        if d_write[dev] < 1e-12 * max(float(net.d_write[i, dev]), 1e-300):
-            d_write[dev] = 0.0  # the write's device demand was all background work
+    if (
+        not flush
+    ):  # background work that is not simulated as flushes (e.g. DM8 checkpoints) rides on the write
+        d_write = d_write + np.asarray(net.load_write[i], dtype=float)
     closed = bool(ctx["workload"].closed)
     # a read reaches the device only on a cache miss (share ``reach``), and then needs d / reach
     reach = float(ctx["reach"][i])

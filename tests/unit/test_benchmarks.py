@@ -73,16 +73,27 @@ _MEASURE = re.compile(
 # Measurement-looking numbers in the seeds that are configuration, not figures;
 # they live in configuration columns or the hardware catalog instead.
 NOT_FIGURES = {
-    "000": {"12": "dataset size (dataset_gb)", "40": "network speed (catalog)",
-            "95": "definition of the 95th percentile"},
+    "000": {
+        "12": "dataset size (dataset_gb)",
+        "40": "network speed (catalog)",
+        "95": "definition of the 95th percentile",
+    },
     "001": {"128": "host memory (catalog)", "6": "SATA line rate 6 Gb/s (catalog)"},
-    "002": {"96": "VM memory", "90": "memory pool setting / 'hit ratio above 90%' advice",
-            "70": "BUFFER setting", "12": "RECYCLE setting",
-            "50": "share of one server used by the VM (configuration)"},
+    "002": {
+        "96": "VM memory",
+        "90": "memory pool setting / 'hit ratio above 90%' advice",
+        "70": "BUFFER setting",
+        "12": "RECYCLE setting",
+        "50": "share of one server used by the VM (configuration)",
+    },
     "003": {},
-    "004": {"60": "extra hardware in Part 3 (in the notes of seed004-recap-part3-5-vs-3-nodes)",
-            "70": "read share of the 70/30 mix (read_fraction)", "2": "replica count",
-            "3": "replica count", "8": "cache size (cache_gb)"},
+    "004": {
+        "60": "extra hardware in Part 3 (in the notes of seed004-recap-part3-5-vs-3-nodes)",
+        "70": "read share of the 70/30 mix (read_fraction)",
+        "2": "replica count",
+        "3": "replica count",
+        "8": "cache size (cache_gb)",
+    },
 }
 
 # Rows whose value encodes a statement without that number in the text.
@@ -117,9 +128,7 @@ def test_every_recorded_seed_value_appears_in_its_seed(shared_dir):
             continue
         text = texts[row["source_id"].removeprefix("seed")]
         number = float(row["value"])
-        found = any(
-            re.search(rf"(?<![\d.]){re.escape(s)}(?!\d)", text) for s in _spellings(number)
-        )
+        found = any(re.search(rf"(?<![\d.]){re.escape(s)}(?!\d)", text) for s in _spellings(number))
         assert found, f"{row['figure_id']}: {row['value']} does not occur in seed {row['source']}"
 
 
@@ -138,11 +147,12 @@ def test_every_measurement_in_a_seed_is_recorded(shared_dir):
                 continue
             assert f"{number:g}" in NOT_FIGURES[sid], (
                 f"seed {sid}: '{match.group(0)}' near "
-                f"'{text[max(0, match.start() - 30):match.end() + 10]}' is not recorded"
+                f"'{text[max(0, match.start() - 30) : match.end() + 10]}' is not recorded"
             )
 
 
 # --- spot checks of transcribed values and SI conversion -------------------------
+
 
 @pytest.mark.parametrize(
     ("figure_id", "value", "unit", "value_si"),
@@ -182,14 +192,18 @@ def test_relative_figures_have_parseable_baselines(frame):
 def test_baseline_parsing_types_values():
     assert bm.parse_baseline("replication_factor=2") == {"replication_factor": 2.0}
     assert bm.parse_baseline("platform_id=x86-dl380-e5-2630v4;threads_per_core=2") == {
-        "platform_id": "x86-dl380-e5-2630v4", "threads_per_core": 2.0}
+        "platform_id": "x86-dl380-e5-2630v4",
+        "threads_per_core": 2.0,
+    }
     assert bm.parse_baseline("wal_device_id=") == {"wal_device_id": ""}
     assert bm.parse_baseline("virtualized=false") == {"virtualized": False}
-    for bad, says in [("replication=2", "not a configuration column"),
-                      ("replication_factor", "not 'field=value'"),
-                      ("threads_per_core=two", "number"),
-                      ("device_id=no-such", "not in the hardware catalog"),
-                      ("", "empty")]:
+    for bad, says in [
+        ("replication=2", "not a configuration column"),
+        ("replication_factor", "not 'field=value'"),
+        ("threads_per_core=two", "number"),
+        ("device_id=no-such", "not in the hardware catalog"),
+        ("", "empty"),
+    ]:
         with pytest.raises(ValueError, match=says):
             bm.parse_baseline(bad)
 
@@ -208,8 +222,9 @@ def test_summary_counts_match(frame):
     summary = perfmodel.summarize_benchmarks(frame, by=["source_id"])
     assert summary["figures"].sum() == len(frame)
     seed004 = summary.set_index("source_id").loc["seed004"]
-    assert seed004["relative"] == (frame[frame.source_id == "seed004"]["unit"]
-                                   .isin(["ratio", "pct_change"]).sum())
+    assert seed004["relative"] == (
+        frame[frame.source_id == "seed004"]["unit"].isin(["ratio", "pct_change"]).sum()
+    )
 
 
 def test_readme_documents_the_current_schema():
@@ -220,10 +235,20 @@ def test_readme_documents_the_current_schema():
 # --- bad input: one clear error naming file, line and field ----------------------
 
 GOOD = {
-    "figure_id": "my-1", "source_id": "lab", "source": "my lab", "locator": "run 1",
-    "role": "measured", "system": "scylla", "platform_id": "x86-dl380-e5-2630v4",
-    "device_id": "nvme-1p6tb-generic", "operation": "read", "read_fraction": "1",
-    "level": "client", "metric": "throughput", "value": "123000", "unit": "ops/s",
+    "figure_id": "my-1",
+    "source_id": "lab",
+    "source": "my lab",
+    "locator": "run 1",
+    "role": "measured",
+    "system": "scylla",
+    "platform_id": "x86-dl380-e5-2630v4",
+    "device_id": "nvme-1p6tb-generic",
+    "operation": "read",
+    "read_fraction": "1",
+    "level": "client",
+    "metric": "throughput",
+    "value": "123000",
+    "unit": "ops/s",
 }
 
 
@@ -238,9 +263,21 @@ def _write(tmp_path, rows, header=None, name="mine.csv"):
 
 
 def test_users_own_csv_loads(tmp_path):
-    path = _write(tmp_path, [GOOD, dict(GOOD, figure_id="my-2", value="0.8", unit="ratio",
-                                        baseline="replication_factor=2", replication_factor="3")],
-                  header=[*GOOD, "baseline", "replication_factor"])
+    path = _write(
+        tmp_path,
+        [
+            GOOD,
+            dict(
+                GOOD,
+                figure_id="my-2",
+                value="0.8",
+                unit="ratio",
+                baseline="replication_factor=2",
+                replication_factor="3",
+            ),
+        ],
+        header=[*GOOD, "baseline", "replication_factor"],
+    )
     frame = perfmodel.load_benchmarks(path)
     assert list(frame["figure_id"]) == ["my-1", "my-2"]
     assert frame.loc[0, "value_si"] == 123000
@@ -289,8 +326,11 @@ def test_missing_column_and_unknown_column(tmp_path):
 def test_duplicate_figure_ids_across_files(tmp_path):
     _write(tmp_path, [GOOD], name="a.csv")
     _write(tmp_path, [GOOD], name="b.csv")
-    with pytest.raises(DataError, match=r"b\.csv:2: field 'figure_id' duplicate figure id 'my-1' "
-                                        r"\(first at a\.csv:2\)"):
+    with pytest.raises(
+        DataError,
+        match=r"b\.csv:2: field 'figure_id' duplicate figure id 'my-1' "
+        r"\(first at a\.csv:2\)",
+    ):
         perfmodel.load_benchmarks(tmp_path)
 
 
@@ -313,9 +353,11 @@ def test_ragged_row_and_empty_file(tmp_path):
 
 
 def test_baseline_errors_and_baseline_on_absolute(tmp_path):
-    rows = [dict(GOOD, figure_id="r1", unit="ratio", value="2", baseline="cores=4"),
-            dict(GOOD, figure_id="r2", baseline="replication_factor=2"),
-            dict(GOOD, figure_id="r3", unit="ratio", value="2", baseline="read_fraction=1")]
+    rows = [
+        dict(GOOD, figure_id="r1", unit="ratio", value="2", baseline="cores=4"),
+        dict(GOOD, figure_id="r2", baseline="replication_factor=2"),
+        dict(GOOD, figure_id="r3", unit="ratio", value="2", baseline="read_fraction=1"),
+    ]
     with pytest.raises(DataError) as info:
         perfmodel.load_benchmarks(_write(tmp_path, rows, header=[*GOOD, "baseline"]))
     messages = [str(p) for p in info.value.problems]

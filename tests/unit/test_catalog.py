@@ -11,13 +11,22 @@ from perfmodel import catalog as cat
 from perfmodel.errors import CatalogError, UnknownNameError
 
 REQUIRED_PLATFORMS = {
-    "power8-s821lc-10c", "power8-s821lc-8c-test", "power8-s822lc-16c-prod",
-    "power8-s822lc-22c-analytics", "x86-dl380-e5-2630v4", "x86-epyc-7351p",
-    "kunpeng-r722", "x86-ceph-osd-c220m5",
+    "power8-s821lc-10c",
+    "power8-s821lc-8c-test",
+    "power8-s822lc-16c-prod",
+    "power8-s822lc-22c-analytics",
+    "x86-dl380-e5-2630v4",
+    "x86-epyc-7351p",
+    "kunpeng-r722",
+    "x86-ceph-osd-c220m5",
 }
 REQUIRED_DEVICES = {
-    "nvme-1p6tb-generic", "pblaze5-700-4tb", "sata-ssd-800gb", "micron-6500-ion-30tb",
-    "intel-p4500-4tb", "intel-optane-p4800x-375gb",
+    "nvme-1p6tb-generic",
+    "pblaze5-700-4tb",
+    "sata-ssd-800gb",
+    "micron-6500-ion-30tb",
+    "intel-p4500-4tb",
+    "intel-optane-p4800x-375gb",
 }
 REQUIRED_NETWORKS = {"eth-1g", "eth-10g", "eth-25g", "eth-40g"}
 
@@ -153,7 +162,7 @@ def _broken(tmp_path, old, new):
         ("    cores: 12\n", "    cores: -4\n", "cores", "positive"),
         ("    threads: 24\n", "    threads: 20\n", "threads", "cores x threads_per_core"),
         ("    cores: 12\n", "    cores: 10\n", "cores", "sockets x cores_per_socket"),
-        ("ram_gib: \"assumption: typical\"", "ram_gib: nowhere", "sources.ram_gib", "references"),
+        ('ram_gib: "assumption: typical"', "ram_gib: nowhere", "sources.ram_gib", "references"),
         (" numa_nodes: mine,", "", "numa_nodes", "sources"),
         ("{device: my-ssd,", "{device: no-such-ssd,", "storage[0].device", "unknown device"),
         ("network: eth-10g", "network: eth-7g", "network", "unknown network"),
@@ -208,7 +217,8 @@ def test_tables_render_in_catalog_units():
 def test_yaml_file_with_two_platforms_is_ambiguous(tmp_path):
     text = USER_PLATFORM.replace("  - id: my-box", "  - id: my-box", 1)
     second = textwrap.indent(
-        USER_PLATFORM.split("platforms:\n")[1].split("devices:")[0].replace("my-box", "my-box-2"), "")
+        USER_PLATFORM.split("platforms:\n")[1].split("devices:")[0].replace("my-box", "my-box-2"), ""
+    )
     path = tmp_path / "two.yaml"
     path.write_text(text.replace("devices:", second + "devices:", 1))
     with pytest.raises(CatalogError, match="exactly one platform"):

@@ -51,23 +51,40 @@ def test_wheel_ships_the_catalog_and_data(tmp_path):
     """Build the wheel, install it alone into a throw-away venv, load from it."""
     dist = tmp_path / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation",
-         "--quiet", "-w", str(dist)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(dist),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     wheel = next(dist.glob("perfmodel-*.whl"))
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     env_python = env_dir / "bin" / "python"
     purelib = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    site = subprocess.run([str(env_python), "-c", purelib],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    site = subprocess.run(
+        [str(env_python), "-c", purelib], check=True, capture_output=True, text=True
+    ).stdout.strip()
     # The wheel goes in alone; its dependencies (numpy, pandas, yaml) come from this
     # test's environment through a plain path entry (no .pth processing there, so the
     # editable checkout of perfmodel is not visible).
     Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
-                    "--target", site, str(wheel)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet", "--target", site, str(wheel)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     script = (
         "import perfmodel, sys\n"
         "assert perfmodel.__file__.startswith(sys.argv[1]), perfmodel.__file__\n"
@@ -75,8 +92,14 @@ def test_wheel_ships_the_catalog_and_data(tmp_path):
         "n_figures = len(perfmodel.load_benchmarks())\n"
         "print(p.cores, p.numa_nodes, len(perfmodel.list_platforms()), n_figures)\n"
     )
-    out = subprocess.run([str(env_python), "-c", script, site], check=True, capture_output=True,
-                         text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""})
+    out = subprocess.run(
+        [str(env_python), "-c", script, site],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
     cores, numa, platforms, figures = map(int, out.stdout.split())
     assert (cores, numa) == (96, 4)
     assert platforms >= 8 and figures > 150

@@ -193,8 +193,15 @@ def test_result_is_a_plain_dataframe():
 
 
 def test_uncertainty_bands_from_the_calibration():
-    w = Workload(read_fraction=0.7, object_bytes=4096, io_bytes=4096, clients=84, iodepth=32,
-                 replication_factor=2, consistency="ALL")
+    w = Workload(
+        read_fraction=0.7,
+        object_bytes=4096,
+        io_bytes=4096,
+        clients=84,
+        iodepth=32,
+        replication_factor=2,
+        consistency="ALL",
+    )
     frame = perfmodel.predict("x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=0.9)
     row = frame.iloc[0]
     for col in ("throughput_ops_s", "latency_p99_ms"):
@@ -202,6 +209,7 @@ def test_uncertainty_bands_from_the_calibration():
         assert row[f"{col}_lower"] <= row[col] * 1.05 and row[col] <= row[f"{col}_upper"] * 1.05
     narrow = perfmodel.predict("x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=0.5).iloc[0]
     assert narrow.throughput_ops_s_upper - narrow.throughput_ops_s_lower <= (
-        row.throughput_ops_s_upper - row.throughput_ops_s_lower)
+        row.throughput_ops_s_upper - row.throughput_ops_s_lower
+    )
     with pytest.raises(ValueError, match="^interval"):
         perfmodel.predict("x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=1.5)

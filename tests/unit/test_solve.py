@@ -136,3 +136,30 @@ def test_gamma_ppf_table_matches_scipy():
         assert np.allclose(gamma_ppf(q, k, k), special.gammaincinv(k, q), rtol=1e-7, atol=0)
     assert gamma_ppf(0.99, np.array([2.0]), np.array([0.0]))[0] == 2.0  # no variance: the mean
     assert np.isinf(gamma_ppf(0.99, np.array([np.inf]), np.array([1.0]))[0])
+
+
+def test_open_waits_scale_with_each_class_visits():
+    """A read that reaches the device on 1% of requests waits 1% of a visit's M/M/c wait."""
+    from perfmodel.queueing import mmc_waiting_time
+
+    s, c, lam = 1e-3, 4, 3200.0  # writes at rho = 0.8 dominate the device
+    net = network(0.0, d_dev=s, c_dev=c, f=0.5)
+    net.d_read[:, DEVICE] = 0.01 * s  # expected demand of a read: 1% of reads visit
+    net.v_read[:, DEVICE] = 0.01
+    visits = 0.5 * 0.01 + 0.5 * 1.0
+    sol = solve_open(net, np.array([lam]))
+    w_visit = mmc_waiting_time(lam * visits, 1 / s, c)  # every visit has service s
+    assert sol.w_read[0, DEVICE] == pytest.approx(0.01 * w_visit, rel=1e-9)
+    assert sol.w_write[0, DEVICE] == pytest.approx(w_visit, rel=1e-9)
+
+
+def test_background_work_loads_the_station_but_is_not_waited_for():
+    net = network(1e-4, d_dev=1e-4, c_dev=2, f=0.0)
+    net.load_write[:, DEVICE] = 4e-4  # flushes: 4x the write's own device time
+    open_sol = solve_open(net, np.array([3000.0]))
+    assert open_sol.utilization[0, DEVICE] == pytest.approx(3000 * 5e-4 / 2)
+    assert open_sol.r_write[0, DEVICE] == pytest.approx(open_sol.w_write[0, DEVICE] + 1e-4)
+    closed = solve_closed(net, np.array([500.0]), np.array([0.0]))
+    assert closed.utilization[0, DEVICE] <= 1 + 1e-6  # capacity binds: writes stall
+    n = closed.throughput[0] * (closed.r_write[0].sum())
+    assert n == pytest.approx(500.0, rel=1e-6)  # Little's law, the stall included

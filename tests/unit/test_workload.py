@@ -10,8 +10,7 @@ from perfmodel.workload import Workload
 
 
 def test_closed_loop_concurrency_and_defaults():
-    w = Workload(operation="read", read_fraction=1.0, object_bytes=310, clients=16,
-                 threads_per_client=200)
+    w = Workload(operation="read", read_fraction=1.0, object_bytes=310, clients=16, threads_per_client=200)
     assert w.closed and w.concurrency == 3200
     assert w.io_bytes == 310  # defaults to the object size
     assert w.acks == 1
@@ -24,8 +23,10 @@ def test_open_loop():
         _ = w.concurrency
 
 
-@pytest.mark.parametrize(("rf", "level", "acks"), [(3, "QUORUM", 2), (5, "QUORUM", 3), (3, "ALL", 3),
-                                                    (2, "ONE", 1), (3, 2, 2), (1, "quorum", 1)])
+@pytest.mark.parametrize(
+    ("rf", "level", "acks"),
+    [(3, "QUORUM", 2), (5, "QUORUM", 3), (3, "ALL", 3), (2, "ONE", 1), (3, 2, 2), (1, "quorum", 1)],
+)
 def test_consistency_levels(rf, level, acks):
     assert Workload(clients=1, replication_factor=rf, consistency=level).acks == acks
 
@@ -66,8 +67,9 @@ def test_impossible_values_name_the_field(kwargs, field):
 
 
 def test_from_dict_converts_units_and_rejects_unknown_keys():
-    w = Workload.from_dict({"operation": "read", "read_fraction": 1, "dataset_gib": 2,
-                            "think_time_ms": 5, "clients": 4})
+    w = Workload.from_dict(
+        {"operation": "read", "read_fraction": 1, "dataset_gib": 2, "think_time_ms": 5, "clients": 4}
+    )
     assert w.dataset_bytes == 2 * 2**30 and w.think_time_s == pytest.approx(0.005)
     with pytest.raises(ValueError, match="^datasize: unknown workload key"):
         Workload.from_dict({"clients": 1, "datasize": 3})
@@ -75,12 +77,25 @@ def test_from_dict_converts_units_and_rejects_unknown_keys():
         Workload.from_dict({"clients": 1, "dataset_gb": 3, "dataset_bytes": 1})
 
 
-@pytest.mark.parametrize("figure_id", ["S-IBM-P8-1", "seed001-p2-nvme-ops", "S-RH2-QD32-m",
-                                       "seed002-hci-untuned-max-tpmc", "seed003-read-iops-mean"])
+@pytest.mark.parametrize(
+    "figure_id",
+    [
+        "S-IBM-P8-1",
+        "seed001-p2-nvme-ops",
+        "S-RH2-QD32-m",
+        "seed002-hci-untuned-max-tpmc",
+        "seed003-read-iops-mean",
+    ],
+)
 def test_every_seed_system_builds_from_its_recorded_row(figure_id):
     row = perfmodel.load_benchmarks().set_index("figure_id").loc[figure_id].to_dict()
     w = Workload.from_benchmark(row)
     assert w.closed and w.concurrency >= 1
-    expected = {"S-IBM-P8-1": 3200, "seed001-p2-nvme-ops": 16, "S-RH2-QD32-m": 105 * 32,
-                "seed002-hci-untuned-max-tpmc": 300, "seed003-read-iops-mean": 32}[figure_id]
+    expected = {
+        "S-IBM-P8-1": 3200,
+        "seed001-p2-nvme-ops": 16,
+        "S-RH2-QD32-m": 105 * 32,
+        "seed002-hci-untuned-max-tpmc": 300,
+        "seed003-read-iops-mean": 32,
+    }[figure_id]
     assert w.concurrency == expected
