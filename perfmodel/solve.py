@@ -395,7 +395,7 @@ def gamma_ppf(q: float, mean, var):
     return np.where(np.isfinite(mean) & np.isfinite(var), out, np.inf)
 
 
-def mixture_quantile(q, parts, *, bracket=None, rtol=1e-5, max_iter=100):
+def mixture_quantile(q, parts, *, bracket=None, rtol=1e-4, max_iter=100):
     """Quantile of a mixture ``sum_j w_j Gamma(mean_j, var_j)(t - shift_j)``.
 
     ``parts`` is a list of ``(weight, mean, var, shift)`` arrays of shape (M,)
