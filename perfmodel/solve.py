@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from perfmodel import storage
 from perfmodel.queueing.single import _erlang_c
 
 STATIONS = ("network", "cpu", "device", "wal", "log", "client_link", "fixed")
@@ -66,10 +67,14 @@ class Network:
     read_fraction: np.ndarray
     copies: np.ndarray  # replicas executing each write (RF)
     acks: np.ndarray  # replica answers a write waits for
-    #: reads delayed by background bursts: fraction of time in bursts per unit
-    #: throughput [s] and the mean extra wait of a read that meets one [s]
+    #: reads delayed by background bursts: fraction of time a device is in
+    #: bursts per unit throughput [s], the burst backlog B a read meeting one
+    #: waits a part of [s], the share of reads that reach the device [-], and
+    #: the number of devices the bursts and reads spread over [count]
     burst_duty_per_op: np.ndarray | float = 0.0
-    burst_read_delay: np.ndarray | float = 0.0
+    burst_backlog: np.ndarray | float = 0.0
+    burst_reach: np.ndarray | float = 0.0
+    burst_devices: np.ndarray | float = 1.0
     load_write: np.ndarray | float = 0.0
     v_read: np.ndarray | None = None
     v_write: np.ndarray | None = None
@@ -117,6 +122,48 @@ def ack_factors(copies, acks):
     return mean[inverse].reshape(n.shape), var[inverse].reshape(n.shape)
 
 
+def burst_visits(net: Network, throughput, population=None):
+    """``y = lambda B`` of :func:`perfmodel.storage.closed_loop_burst` [-].
+
+    ``lambda = (X / N) f reach / D``: the rate at which one of ``N`` closed-loop
+    clients sends reads to one of the ``D`` bursting devices. Open arrivals
+    (``population`` None) see time averages: ``y = 0``.
+    """
+    x = np.asarray(throughput, dtype=float)
+    if population is None:
+        return np.zeros_like(x)
+    n = np.asarray(population, dtype=float)
+    return (
+        x / n * net.read_fraction * np.asarray(net.burst_reach, dtype=float)
+        * np.asarray(net.burst_backlog, dtype=float) / np.asarray(net.burst_devices, dtype=float)
+    )
+
+
+def _burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, iterations=60):
+    """Largest throughput the bursts leave: the root of ``x = x_cap (1 - L(x))`` [1/s].
+
+    ``L`` is :func:`perfmodel.storage.burst_starvation` at throughput ``x`` (its
+    duty and visits grow with ``x``, so ``x - x_cap (1 - L(x))`` increases and
+    has one root in ``(0, x_cap]``); bisection, vectorised.
+    """
+    cap = np.where(np.isfinite(x_cap), x_cap, np.nan)
+    lo, hi = np.zeros_like(cap), cap.copy()
+    dev = np.broadcast_to(np.asarray(devices, dtype=float), cap.shape)
+    ratio = np.nan_to_num(np.asarray(population_ratio, dtype=float), nan=1.0, posinf=1.0)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        loss = storage.burst_starvation(
+            np.minimum(np.nan_to_num(mid) * duty_per_op, 1.0),
+            dev,
+            np.nan_to_num(mid) * y_per_x,
+            np.maximum(ratio, 1e-300),
+        )
+        above = mid - cap * (1.0 - loss) > 0
+        hi = np.where(above, mid, hi)
+        lo = np.where(above, lo, mid)
+    return np.where(np.isfinite(x_cap), hi, np.inf)
+
+
 def _split(net: Network):
     delay = np.isinf(net.servers)
     c = np.where(delay, 1.0, net.servers)
@@ -150,8 +197,23 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # service (with delays): R_k = D_k + wait_k, wait_k = D_k / c_k * A_k (Seidmann)
     service_r, service_w = net.d_read.sum(1), net.d_write.sum(1)
     duty_per_op = np.broadcast_to(np.asarray(net.burst_duty_per_op, dtype=float), n.shape)
-    burst_delay = np.broadcast_to(np.asarray(net.burst_read_delay, dtype=float), n.shape)
+    # a read that meets a burst: reach x B x h(y), y = x * y_per_x (closed loop: see
+    # perfmodel.storage.closed_loop_burst; h = 1/2 at y = 0 is the open-loop U(0, B))
+    burst_delay = np.broadcast_to(
+        np.asarray(net.burst_reach, dtype=float) * np.asarray(net.burst_backlog, dtype=float), n.shape
+    )
+    y_per_x = np.broadcast_to(burst_visits(net, 1.0, n), n.shape)
     bursts = bool((duty_per_op * burst_delay > 0).any())
+
+    def burst_wait(xv, sub):
+        """Extra cycle time from bursts at throughput ``xv`` and its derivative in ``xv``."""
+        y = xv * y_per_x[sub]
+        h = storage.closed_loop_burst(y)[3]
+        dh = storage.closed_loop_burst_slope(y) * y_per_x[sub]
+        duty = np.minimum(xv * duty_per_op[sub], 1.0)
+        d_duty = np.where(xv * duty_per_op[sub] < 1.0, duty_per_op[sub], 0.0)
+        scale = fr[sub] * burst_delay[sub]
+        return scale * duty * h, scale * (d_duty * h + duty * dh)
     a_r, a_w = dr / c, dw / c
     copies = net.copies[:, None]
     load = net.load_write[:, qc]  # background work per write replica: queued, not waited for
@@ -172,6 +234,10 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         # background work nobody waits for (a write stalls instead: RocksDB / LSM write stalls)
         x_cap = np.min(np.where(a_req > 0, m / a_req, np.inf), axis=1)
     x_lim = np.minimum(x_lim, x_cap * (1 - 1e-9))
+    x_burst = np.full(size, np.inf)
+    if bursts:  # bursts that hold up many clients at once starve the bottleneck
+        x_burst = _burst_capacity(x_cap, n / (x_cap * base), duty_per_op, y_per_x, net.burst_devices)
+        x_lim = np.minimum(x_lim, x_burst * (1 - 1e-9))
     hi = np.minimum(n / base, x_lim)
     lo = np.zeros(size)
     x = np.where(np.isfinite(x_lim), np.minimum(n / base, 0.999 * x_lim), n / base)
@@ -185,9 +251,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         d_arr = np.where(denom > 0, al * sl / denom**2, np.inf)
         extra, d_extra = 0.0, 0.0
         if bursts:
-            in_burst = xl * duty_per_op[sub] < 1.0
-            extra = fr[sub] * np.minimum(xl * duty_per_op[sub], 1.0) * burst_delay[sub]
-            d_extra = np.where(in_burst, fr[sub] * duty_per_op[sub] * burst_delay[sub], 0.0)
+            extra, d_extra = burst_wait(xl, sub)
         cycle = base[sub] + extra + (wl * arr).sum(1)
         h = xl * cycle - n[sub]
         dh = cycle + xl * (d_extra + (wl * d_arr).sum(1))
@@ -208,14 +272,14 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # Where the capacity bound binds before the population does, the clients' cycle is
     # shorter than N / X: the difference is the writes' stall behind background work,
     # charged to the bottleneck station as waiting (Little's law holds again).
-    cycle_x = (
-        base
-        + (fr * (np.minimum(x * duty_per_op, 1.0) * burst_delay) if bursts else 0.0)
-        + (w_k * arrive).sum(1)
-    )
-    stall = np.where(
-        (fw > 0) & (x * cycle_x < n * (1 - 1e-9)), (n / x - cycle_x) / np.maximum(gw, 1e-300), 0.0
-    )
+    cycle_x = base + (burst_wait(x, slice(None))[0] if bursts else 0.0) + (w_k * arrive).sum(1)
+    short = x * cycle_x < n * (1 - 1e-9)
+    # bound by burst starvation: the clients' missing time is the queue the bottleneck
+    # builds while they are released from a burst; reads and writes both wait in it
+    surge = np.where(short & (x_burst < x_cap), (n / x - cycle_x) / np.maximum(fr + gw, 1e-300), 0.0)
+    stall = np.where((fw > 0) & short & ~(surge > 0), (n / x - cycle_x) / np.maximum(gw, 1e-300), 0.0)
+    surged = np.flatnonzero(surge > 0)
+    surge_col = np.argmax(a_req / m, axis=1)[surged]
     stalled = np.flatnonzero(stall > 0)
     stall_col = np.argmax(a_req / m, axis=1)[stalled]
     util_q = x[:, None] * (f[:, None] * dr + (1 - f)[:, None] * copies * (dw + load)) / (c * m)
@@ -245,6 +309,10 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     ww_q[stalled, stall_col] += stall[stalled]
     rw_q[stalled, stall_col] += stall[stalled]
     pw_wq[stalled, stall_col] = 1.0
+    for r_q, w_q, p_q in ((rr_q, wr_q, pr_q), (rw_q, ww_q, pw_wq)):
+        r_q[surged, surge_col] += surge[surged]
+        w_q[surged, surge_col] += surge[surged]
+        p_q[surged, surge_col] = 1.0
 
     def wide(values, base=None):
         out = np.zeros((size, width)) if base is None else base

@@ -17,6 +17,10 @@ them, pushing the queue depth from tens to hundreds (seed 003). Small reads that
 arrive during a burst wait behind the burst's backlog; the fraction of time the
 device spends in bursts is the background write bandwidth over the burst
 bandwidth. :func:`burst_profile` computes both from the write workload.
+With open (Poisson) arrivals a read meets a burst with probability equal to its
+time share and waits a uniform part of the backlog; in a closed loop the
+clients a burst holds up stop arriving, so fewer reads meet it and each waits
+longer: :func:`closed_loop_burst`.
 
 All functions are pure and broadcast; SI units (bytes, seconds).
 """
@@ -161,3 +165,103 @@ def background_write_rate(user_write_bytes_s, write_amplification):
     u = in_range(user_write_bytes_s, "user_write_bytes_s", 0.0)
     wa = in_range(write_amplification, "write_amplification", 1.0)
     return u * wa
+
+
+def closed_loop_burst(visits_per_backlog):
+    """How the reads of a closed loop meet a FIFO burst backlog of length B.
+
+    Open arrivals see time averages (PASTA): a read meets a burst with
+    probability ``duty`` and waits ``U(0, B)``. In a closed loop a client that
+    meets a burst is held until the backlog ahead of it drains, so it arrives
+    at most once per burst. Take a client free at the burst's start, its next
+    visit to the bursting device ``T ~ Exp(lambda)``: it is caught when
+    ``T < B`` and then waits ``B - T``. With ``y = lambda B`` (visits one client
+    makes to that device per backlog time, away from bursts), per burst and
+    client:
+
+    * ``P(caught) = 1 - e^-y``; the share of reads that meet a burst is
+      ``duty x s(y)`` with ``s(y) = (1 - e^-y) / y`` (per read, relative to the
+      open-loop ``duty``);
+    * the caught read's wait ``W = B - T`` with ``T`` exponential truncated to
+      ``[0, B]``: ``E[T] = B (1/y - 1/(e^y - 1))``,
+      ``Var[T] = B^2 (1/y^2 - e^y / (e^y - 1)^2)``;
+    * the mean extra wait per read reaching the device is
+      ``duty x B x h(y)``, ``h(y) = s(y) E[W] / B = (y - 1 + e^-y) / y^2``.
+
+    As ``y -> 0`` this is the open-loop answer (``s = 1``, ``E[W] = B/2``,
+    ``Var[W] = B^2/12``, ``h = 1/2``); as ``y`` grows, ``h -> 1/y``: a client
+    loses at most the backlog per burst, however many reads it would have sent.
+    (Finite-source arrivals see fewer customers than time averages: Kleinrock,
+    *Queueing Systems* vol. 1, 1975, sec. 3.8 (Engset); the truncated-
+    exponential wait is derived in docs/models.md.)
+
+    Parameters
+    ----------
+    visits_per_backlog : ``y = lambda B`` >= 0 [-].
+
+    Returns
+    -------
+    share : ``s(y)`` [-]; mean : ``E[W] / B`` [-]; var : ``Var[W] / B^2`` [-];
+    h : ``s(y) E[W] / B`` [-].
+    """
+    y = in_range(visits_per_backlog, "visits_per_backlog", 0.0)
+    small = y < 1e-3
+    ys = np.where(small, 1.0, y)  # series below 1e-3 (cancellation), closed forms above
+    em1 = np.expm1(-ys)  # e^-y - 1
+    share = np.where(small, 1.0 - y / 2 + y**2 / 6, -em1 / ys)
+    with np.errstate(over="ignore"):
+        ey1 = np.expm1(ys)  # e^y - 1
+        mean_t = 1.0 / ys - 1.0 / ey1
+        ratio = np.where(ys > 700.0, 0.0, np.exp(np.minimum(ys, 700.0)) / ey1**2)
+    var_t = 1.0 / ys**2 - ratio
+    mean = np.where(small, 0.5 + y / 12, 1.0 - mean_t)
+    var = np.where(small, 1.0 / 12 - y**2 / 240, np.maximum(var_t, 0.0))
+    h = np.where(small, 0.5 - y / 6 + y**2 / 24, (ys + em1) / ys**2)
+    return share, mean, var, h
+
+
+def closed_loop_burst_slope(visits_per_backlog):
+    """``dh/dy`` of :func:`closed_loop_burst`'s ``h(y) = (y - 1 + e^-y) / y^2`` [-]."""
+    y = in_range(visits_per_backlog, "visits_per_backlog", 0.0)
+    small = y < 1e-3
+    ys = np.where(small, 1.0, y)
+    em1 = np.expm1(-ys)
+    exact = -em1 / ys**2 - 2.0 * (ys + em1) / ys**3
+    return np.where(small, -1.0 / 6 + y / 12, exact)
+
+
+def burst_starvation(duty, devices, visits_per_backlog, population_ratio):
+    """Share of time bursts starve the bottleneck of a closed loop [-].
+
+    While a device drains a burst of length B, the closed loop's clients are
+    caught one by one (each after ``T ~ Exp(lambda)``, see
+    :func:`closed_loop_burst`): ``N e^(-lambda t)`` are still free at time t.
+    The bottleneck stays busy while at least the knee population
+    ``N* = X_max (Z + D)`` (Lazowska et al. 1984, sec. 5.3) is free, i.e. for
+    ``t0 = ln(N / N*) / lambda``, and serves in proportion to the free clients
+    after that. Per burst it loses ``B' - (1 - e^(-lambda B')) / lambda`` of
+    its time, ``B' = (B - t0)^+``; with ``devices x duty / B`` bursts per second:
+
+    ``L = devices x duty x (y' - 1 + e^-y') / y``, ``y' = (y - ln(N / N*))^+``.
+
+    Below the knee (``N <= N*``) this equals the mean burst wait of
+    :func:`closed_loop_burst` in Little's law, ``devices x duty x y h(y)``; above
+    it, it is what averaging waits alone misses: a burst holds up many clients
+    at once, so the bottleneck idles although the mean population would keep
+    it busy (Jensen's inequality on the concave ``X(N)``). Capped at 1.
+
+    Parameters
+    ----------
+    duty : share of time one device is in bursts [-]; devices : bursting devices
+    the clients spread over [count]; visits_per_backlog : ``y = lambda B`` [-];
+    population_ratio : ``N / N*`` [-].
+    """
+    d = in_range(duty, "duty", 0.0, 1.0)
+    k = in_range(devices, "devices", 1.0)
+    y = in_range(visits_per_backlog, "visits_per_backlog", 0.0)
+    ratio = as_array(population_ratio, "population_ratio", positive=True)
+    y_eff = np.maximum(y - np.log(np.maximum(ratio, 1.0)), 0.0)
+    lost = closed_loop_burst(y_eff)[3] * y_eff**2  # y' - 1 + e^-y', accurate for small y'
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_burst = np.where(y > 0, lost / np.where(y > 0, y, 1.0), 0.0)
+    return np.minimum(k * d * per_burst, 1.0)

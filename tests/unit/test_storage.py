@@ -82,3 +82,36 @@ def test_background_write_rate():
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=f"^{name}"):
         call()
+
+
+def test_closed_loop_burst_matches_a_monte_carlo_of_its_definition():
+    """A client free at a burst's start sends its next read after T ~ Exp(lambda); caught if
+    T < B, it waits B - T. Share, conditional mean / variance and h from 2e6 draws."""
+    rng = np.random.default_rng(7)
+    for y in (0.05, 0.7, 3.0, 20.0):
+        t = rng.exponential(1.0 / y, 2_000_000)  # B = 1
+        caught = t < 1.0
+        wait = 1.0 - t[caught]
+        share, mean, var, h = storage.closed_loop_burst(y)
+        assert share == pytest.approx(caught.mean() / y, rel=5e-3)
+        assert mean == pytest.approx(wait.mean(), rel=5e-3)
+        assert var == pytest.approx(wait.var(), rel=1e-2)
+        assert h == pytest.approx(wait.sum() / t.size / y, rel=5e-3)
+
+
+def test_closed_loop_burst_limits_and_slope():
+    y = np.array([0.0, 1e-6, 9.99e-4, 1.001e-3, 0.5, 5.0, 50.0, 5e3])
+    share, mean, var, h = storage.closed_loop_burst(y)
+    # open loop at y = 0: every read meets bursts at their time share and waits U(0, B)
+    assert (share[0], mean[0], var[0], h[0]) == (1.0, 0.5, pytest.approx(1 / 12), 0.5)
+    np.testing.assert_allclose(h, share * mean, rtol=1e-9)
+    # continuous across the switch from series to closed form
+    np.testing.assert_allclose(h[2], h[3], rtol=1e-5)
+    np.testing.assert_allclose(var[2], var[3], rtol=1e-5)
+    # a client loses at most one backlog per burst: h -> 1 / y
+    assert h[-1] * y[-1] == pytest.approx(1.0, rel=1e-3)
+    assert np.all(np.diff(h) <= 0) and np.all(np.diff(share) <= 0) and np.all(np.diff(mean) >= 0)
+    eps = 1e-6
+    for v in (0.3, 4.0, 40.0):
+        fd = (storage.closed_loop_burst(v + eps)[3] - storage.closed_loop_burst(v - eps)[3]) / (2 * eps)
+        assert storage.closed_loop_burst_slope(v) == pytest.approx(fd, rel=1e-5)
