@@ -139,29 +139,39 @@ def burst_visits(net: Network, throughput, population=None):
     )
 
 
-def _burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, iterations=60):
+def _burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, rtol=1e-10):
     """Largest throughput the bursts leave: the root of ``x = x_cap (1 - L(x))`` [1/s].
 
     ``L`` is :func:`perfmodel.storage.burst_starvation` at throughput ``x`` (its
     duty and visits grow with ``x``, so ``x - x_cap (1 - L(x))`` increases and
-    has one root in ``(0, x_cap]``); bisection, vectorised.
+    has one root in ``[x_cap (1 - L(x_cap)), x_cap]``); bisection, vectorised,
+    only where bursts cost anything at ``x_cap``.
     """
-    cap = np.where(np.isfinite(x_cap), x_cap, np.nan)
-    lo, hi = np.zeros_like(cap), cap.copy()
-    dev = np.broadcast_to(np.asarray(devices, dtype=float), cap.shape)
-    ratio = np.nan_to_num(np.asarray(population_ratio, dtype=float), nan=1.0, posinf=1.0)
-    for _ in range(iterations):
+    shape = np.shape(x_cap)
+    out = np.full(shape, np.inf)
+    dpo, ypx = (np.broadcast_to(np.asarray(a, dtype=float), shape) for a in (duty_per_op, y_per_x))
+    dev = np.broadcast_to(np.asarray(devices, dtype=float), shape)
+    log_ratio = np.log(np.maximum(np.nan_to_num(population_ratio, nan=1.0, posinf=1.0), 1.0))
+    finite = np.isfinite(x_cap)
+    out[finite] = x_cap[finite]
+
+    def loss(x, ix):
+        return storage._starvation(np.minimum(x * dpo[ix], 1.0), dev[ix], x * ypx[ix], log_ratio[ix])
+
+    ix = np.flatnonzero(finite & (dpo > 0) & (ypx * np.where(finite, x_cap, 0.0) > log_ratio))
+    if ix.size == 0:
+        return out
+    cap = x_cap[ix]
+    lo, hi = cap * (1.0 - loss(cap, ix)), cap.copy()
+    for _ in range(64):
         mid = 0.5 * (lo + hi)
-        loss = storage.burst_starvation(
-            np.minimum(np.nan_to_num(mid) * duty_per_op, 1.0),
-            dev,
-            np.nan_to_num(mid) * y_per_x,
-            np.maximum(ratio, 1e-300),
-        )
-        above = mid - cap * (1.0 - loss) > 0
+        above = mid - cap * (1.0 - loss(mid, ix)) > 0
         hi = np.where(above, mid, hi)
         lo = np.where(above, lo, mid)
-    return np.where(np.isfinite(x_cap), hi, np.inf)
+        if np.all(hi - lo <= rtol * hi):
+            break
+    out[ix] = hi
+    return out
 
 
 def _split(net: Network):

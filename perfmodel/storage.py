@@ -260,8 +260,14 @@ def burst_starvation(duty, devices, visits_per_backlog, population_ratio):
     k = in_range(devices, "devices", 1.0)
     y = in_range(visits_per_backlog, "visits_per_backlog", 0.0)
     ratio = as_array(population_ratio, "population_ratio", positive=True)
-    y_eff = np.maximum(y - np.log(np.maximum(ratio, 1.0)), 0.0)
-    lost = closed_loop_burst(y_eff)[3] * y_eff**2  # y' - 1 + e^-y', accurate for small y'
+    return _starvation(d, k, y, np.log(np.maximum(ratio, 1.0)))
+
+
+def _starvation(duty, devices, y, log_ratio):
+    """:func:`burst_starvation` without input checks (the solver's inner loop)."""
+    y_eff = np.maximum(y - log_ratio, 0.0)
+    # y' - 1 + e^-y' = y' + expm1(-y'), by its series where that cancels
+    lost = np.where(y_eff < 1e-3, y_eff**2 * (0.5 - y_eff / 6), y_eff + np.expm1(-y_eff))
     with np.errstate(invalid="ignore", divide="ignore"):
         per_burst = np.where(y > 0, lost / np.where(y > 0, y, 1.0), 0.0)
-    return np.minimum(k * d * per_burst, 1.0)
+    return np.minimum(devices * duty * per_burst, 1.0)
