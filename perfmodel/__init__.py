@@ -12,6 +12,7 @@ Public entry points::
     perfmodel.Workload(...), perfmodel.predict(platform, workload, system=..., **knobs)
     perfmodel.grid(**axes), perfmodel.load_parameters(name_or_path)
     perfmodel.size(workload, target_ops_s=..., slo_p99_ms=..., system=...)
+    perfmodel.simulate(...), perfmodel.sweep(..., method="predict" | "simulate", scheduler=None)
 """
 
 from perfmodel.benchmarks import load_benchmarks, summarize_benchmarks
@@ -31,6 +32,7 @@ from perfmodel.node import grid, predict
 from perfmodel.params import ParameterSet, list_parameter_sets, load_parameters
 from perfmodel.sim import simulate
 from perfmodel.sizing import size
+from perfmodel.sweeps import sweep
 from perfmodel.workload import Workload
 
 __version__ = "0.1.0"
@@ -59,4 +61,5 @@ __all__ = [
     "simulate",
     "size",
     "summarize_benchmarks",
+    "sweep",
 ]

@@ -12,6 +12,10 @@ The engine is chosen per configuration: the compiled Kiefer-Wolfowitz
 recursion (:mod:`perfmodel.sim.fast`) for an open tandem without replicas or
 flush bursts, else the SimPy engine (:mod:`perfmodel.sim.engine`).
 
+Replications are independent tasks of :func:`perfmodel.execution.map_tasks`:
+this process, local worker processes or a Dask cluster (``workers=``,
+``scheduler=``) give identical numbers.
+
 References: Law, A. M. (2015). Simulation Modeling and Analysis, 5th ed.,
 sec. 9.4 (independent replications, Student t intervals) and 9.5.2
 (warm-up deletion).
@@ -20,12 +24,12 @@ sec. 9.4 (independent replications, Student t intervals) and 9.5.2
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from perfmodel.execution import Interrupted, map_tasks, task_rng
 from perfmodel.node import OUTPUT_COLUMNS
 from perfmodel.sim.config import SimConfig, config_from_model
 from perfmodel.sim.engine import run_simpy
@@ -98,7 +102,7 @@ def _check_run_length(requests, warmup, replications) -> tuple[int, int, int]:
 
 def replication_rng(seed: int, replication: int) -> np.random.Generator:
     """The generator of one replication: ``SeedSequence(seed, spawn_key=(replication,))``."""
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(replication),)))
+    return task_rng(seed, replication)
 
 
 def _engine_for(cfg: SimConfig, engine: str):
@@ -109,33 +113,81 @@ def _engine_for(cfg: SimConfig, engine: str):
     return run_fast if engine == "fast" or (engine == "auto" and cfg.fast_path_applies) else run_simpy
 
 
-def _progress(total: int, progress, desc: str):
-    from tqdm.auto import tqdm
+def _run_replication(task: dict) -> tuple[dict, object]:
+    """One task: replication ``r`` of configuration ``i`` -> ``(metrics, records or None)``.
 
-    disable = (not sys.stderr.isatty()) if progress is None else not progress
-    return tqdm(total=total, disable=disable, desc=desc, unit="rep")
+    Seeded from ``(seed, r)`` only, so where it ran (this process, a local
+    worker, a Dask worker) and what ran beside it never change a number.
+    """
+    cfg, r = task["config"], task["replication"]
+    rec = _engine_for(cfg, task["engine"])(
+        cfg, task["requests"], task["warmup"], replication_rng(task["seed"], r)
+    )
+    metrics = {"configuration": task["configuration"], "replication": r, **replication_metrics(rec, cfg)}
+    return metrics, (rec if task["keep_records"] else None)
 
 
-def _run_all(configs, requests, warmup, seed, replications, engine, progress, keep_records):
-    """Replications of every configuration (``None`` = not simulated); Ctrl-C keeps what finished."""
-    runs, metrics = [], []
-    todo = [(i, cfg) for i, cfg in enumerate(configs) if cfg is not None]
+#: below this many simulated requests in all [count], ``workers=None`` runs in this process:
+#: about 1 s of the SimPy engine, the first local pool's start-up (docs/distributed.md)
+PARALLEL_MIN_REQUESTS = 200_000
+
+
+def _run_all(
+    configs,
+    *,
+    requests,
+    warmup,
+    seed,
+    replications,
+    engine,
+    progress,
+    keep_records,
+    scheduler=None,
+    workers=None,
+):
+    """Replications of every configuration (``None`` = not simulated), one task each through
+    :func:`perfmodel.execution.map_tasks`; Ctrl-C keeps the replications that finished."""
+    for cfg in configs:
+        if cfg is not None:
+            _engine_for(cfg, engine)  # a bad engine fails here, before anything is dispatched
+    common = {
+        "requests": requests,
+        "warmup": warmup,
+        "seed": seed,
+        "engine": engine,
+        "keep_records": keep_records,
+    }
+    tasks = [
+        {"configuration": i, "replication": r, "config": cfg, **common}
+        for i, cfg in enumerate(configs)
+        if cfg is not None
+        for r in range(replications)
+    ]
+    if scheduler is None and workers is None and len(tasks) * requests < PARALLEL_MIN_REQUESTS:
+        workers = 1
     interrupted = False
-    with _progress(len(todo) * replications, progress, "simulate") as bar:
-        try:
-            for i, cfg in todo:
-                run = _engine_for(cfg, engine)
-                for r in range(replications):
-                    rec = run(cfg, requests, warmup, replication_rng(seed, r))
-                    metrics.append({"configuration": i, "replication": r, **replication_metrics(rec, cfg)})
-                    if keep_records:
-                        runs.append((i, r, cfg, rec))
-                    bar.update(1)
-        except KeyboardInterrupt:
-            if not metrics:
-                raise
-            interrupted = True
-    return runs, pd.DataFrame(metrics), interrupted
+    try:
+        results = map_tasks(
+            _run_replication,
+            tasks,
+            scheduler=scheduler,
+            workers=workers,
+            progress=progress,
+            desc="simulate",
+            unit="rep",
+        )
+    except Interrupted as stop:
+        results = [result for result, ok in zip(stop.results, stop.done, strict=True) if ok]
+        tasks = [task for task, ok in zip(tasks, stop.done, strict=True) if ok]
+        if not results:
+            raise KeyboardInterrupt from None
+        interrupted = True
+    runs = [
+        (t["configuration"], t["replication"], t["config"], rec)
+        for t, (_, rec) in zip(tasks, results, strict=True)
+        if keep_records
+    ]
+    return runs, pd.DataFrame([metrics for metrics, _ in results]), interrupted
 
 
 def _aggregate(per_rep: pd.DataFrame, size: int, level: float) -> pd.DataFrame:
@@ -173,8 +225,11 @@ def simulate_config(
     level: float = 0.95,
     progress: bool | None = None,
     keep_records: bool = True,
+    scheduler=None,
+    workers: int | None = None,
 ) -> SimulationResult:
-    """Simulate one hand-built configuration (see :func:`simulate` for the arguments).
+    """Simulate one hand-built configuration (see :func:`simulate` for the arguments;
+    ``scheduler`` / ``workers`` spread its replications).
 
     The summary has the simulated metrics (named as ``predict``'s columns)
     and their confidence intervals; an open configuration whose offered
@@ -189,7 +244,16 @@ def simulate_config(
             f"{cfg.stations[k]!r}; lower the rate or add servers"
         )
     runs, per_rep, interrupted = _run_all(
-        [cfg], requests, warmup, seed, replications, engine, progress, keep_records
+        [cfg],
+        requests=requests,
+        warmup=warmup,
+        seed=seed,
+        replications=replications,
+        engine=engine,
+        progress=progress,
+        keep_records=keep_records,
+        scheduler=scheduler,
+        workers=workers,
     )
     return SimulationResult(_aggregate(per_rep, 1, level), per_rep, runs, interrupted)
 
@@ -210,6 +274,8 @@ def simulate(
     level: float = 0.95,
     progress: bool | None = None,
     keep_records: bool = True,
+    scheduler=None,
+    workers: int | None = None,
     system,
     **knobs,
 ) -> SimulationResult:
@@ -235,6 +301,12 @@ def simulate(
     level : confidence level of the intervals [-].
     progress : show a tqdm bar over replications (default: when stderr is a TTY).
     keep_records : keep per-request records (``False`` saves memory).
+    scheduler, workers : where the replications run, one task each (see
+        :func:`perfmodel.execution.map_tasks`): ``scheduler="tcp://host:port"``
+        an existing Dask cluster; else ``workers`` local processes (default:
+        the cores, or this process when the run is under
+        :data:`PARALLEL_MIN_REQUESTS` simulated requests; ``1``: this
+        process). The numbers are identical whatever runs them.
 
     Returns
     -------
@@ -259,7 +331,16 @@ def simulate(
         for i in range(size)
     ]
     runs, per_rep, interrupted = _run_all(
-        configs, requests, warmup, seed, replications, engine, progress, keep_records
+        configs,
+        requests=requests,
+        warmup=warmup,
+        seed=seed,
+        replications=replications,
+        engine=engine,
+        progress=progress,
+        keep_records=keep_records,
+        scheduler=scheduler,
+        workers=workers,
     )
     sim = _aggregate(per_rep, size, level)
     done = sim["replications"].to_numpy() > 0
