@@ -6,7 +6,8 @@ more platforms), ``size`` (node counts per platform for a target and SLO),
 ``simulate`` (predict's columns by discrete events, with confidence
 intervals and a progress bar), ``calibrate`` and ``validate`` (fit the
 parameters, and report every figure predicted vs recorded) and ``report``
-(what ``make run`` runs).
+(what ``make run`` runs), ``notebooks list|run`` (the papermill notebooks over
+a parameter grid, see :mod:`perfmodel.batch`).
 Each verb that prints a table takes ``--format table|csv|json``.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -369,6 +371,43 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_notebooks(args: argparse.Namespace) -> int:
+    from perfmodel import batch
+
+    if args.action == "list":
+        for path in batch.list_notebooks():
+            names = [k for k in batch.declared_parameters(path) if k != batch.OUTPUT_PARAMETER]
+            print(f"{path.name}: {', '.join(names)}")
+        return 0
+    spec = batch.load_grid(args.grid) if args.grid else {"notebooks": [], "parameters": {}, "grid": {}}
+    fixed = dict(spec["parameters"])
+    for item in args.parameter or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"-p {item!r}: expected name=value")
+        spec["grid"].pop(key, None)
+        fixed[key] = batch.parse_value(value)
+    notebooks = args.notebook or spec["notebooks"] or [p.name for p in batch.list_notebooks()]
+    jobs = batch.plan_jobs(
+        notebooks, batch.expand(spec["grid"], fixed), args.out, timeout_s=args.timeout, html=not args.no_html
+    )
+    records = batch.run_batch(
+        jobs, args.out, workers=args.workers, force=args.force, progress=sys.stderr.isatty()
+    )
+    failed = [r for r in records if r["status"] != "ok"]
+    reused = sum(bool(r["reused"]) for r in records)
+    for r in records:
+        mark = "reused" if r["reused"] else r["status"]
+        html = Path(r["output_dir"]) / Path(r["notebook"]).with_suffix(".html").name
+        where = html if html.is_file() else Path(r["output_dir"])
+        print(f"{mark:7s} {where}" + (f"  ({r['error']})" if r["error"] else ""))
+    print(
+        f"{len(records)} runs: {len(records) - len(failed)} ok ({reused} reused), {len(failed)} failed; "
+        f"summary: {Path(args.out) / batch.SUMMARY_CSV}"
+    )
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -505,6 +544,30 @@ def build_parser() -> argparse.ArgumentParser:
     sz.add_argument("--params", default=None, help="parameter set name or JSON file")
     sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
     sz.set_defaults(func=_cmd_size)
+    nbv = sub.add_parser("notebooks", help="run the papermill notebooks, one run per grid combination")
+    nb_actions = nbv.add_subparsers(dest="action", metavar="ACTION", required=True)
+    nb_actions.add_parser("list", help="list the notebooks and their parameters")
+    nbr = nb_actions.add_parser(
+        "run",
+        help="execute notebooks over a parameter grid (executed notebook, HTML, results; summary.csv)",
+    )
+    nbr.add_argument(
+        "notebook", nargs="*", help="notebook names or paths (default: the grid file's, else all)"
+    )
+    nbr.add_argument("--grid", default=None, help="grid YAML (see notebooks/grids/)")
+    nbr.add_argument("--out", default="out/notebooks", help="output folder (default: out/notebooks)")
+    nbr.add_argument("--workers", type=int, default=1, help="notebooks run at once (default 1)")
+    nbr.add_argument("--force", action="store_true", help="re-run completed runs too")
+    nbr.add_argument(
+        "-p",
+        "--parameter",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a fixed parameter (YAML value: 1e6, [a, b]); overrides the grid file (repeatable)",
+    )
+    nbr.add_argument("--timeout", type=float, default=600.0, help="per-cell timeout [s] (default 600)")
+    nbr.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    nbv.set_defaults(func=_cmd_notebooks)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
     return parser
 

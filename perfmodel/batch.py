@@ -1,0 +1,519 @@
+"""Batch execution of the papermill notebooks over a parameter grid.
+
+``perfmodel notebooks run`` is a thin wrapper around :func:`run_batch`:
+
+1. :func:`load_grid` reads a grid file and :func:`expand` turns it into
+   parameter sets (the cartesian product of the axes, plus fixed values);
+2. :func:`plan_jobs` checks every parameter name and value against what each
+   notebook declares in its ``parameters`` cell (:func:`check_parameters`,
+   via ``papermill.inspect_notebook``, no kernel started) and gives each run
+   a deterministic output folder (:func:`run_folder`);
+3. :func:`run_job` executes one run: papermill into the folder (with
+   ``output_dir`` set to it), an HTML export, and a marker file written last;
+   it takes a plain dict and returns a plain dict, so any executor (a process
+   pool today, Dask later) can run it;
+4. :func:`run_batch` runs the jobs in worker processes with a progress bar,
+   skips completed runs (their marker exists) unless ``force``, and writes
+   ``summary.csv`` at the top of the output folder.
+
+Grid file (YAML)::
+
+    notebooks: [05-sizing.ipynb]        # optional; command-line notebooks take precedence
+    parameters:                         # optional; the same value in every run
+      slo_p99_ms: 20
+    grid:                               # axes: each a list of values; runs = their product
+      platforms: [[power8-s821lc-10c], [x86-dl380-e5-2630v4], [kunpeng-r722]]
+      read_fraction: [0.95, 0.5]
+
+A file without any of the keys ``notebooks``, ``parameters``, ``grid`` is read
+as the ``grid`` mapping itself. Every name must be a parameter of every
+notebook run with it. ``1e6`` is read as a number (plain YAML 1.1 reads it as
+a string).
+
+Results convention: a notebook writes ``summary.json`` -- a flat JSON object
+of scalars with unit-suffixed keys -- into ``output_dir``; its keys become
+columns of ``summary.csv`` (after ``notebook, run, status, error,
+duration_s, output_dir, reused`` and one ``param.<name>`` column per
+parameter).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import time
+import traceback
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: the file a run writes last; its presence means the run completed
+MARKER = "_run.json"
+#: the flat results file a notebook writes into output_dir
+RESULTS_FILE = "summary.json"
+SUMMARY_CSV = "summary.csv"
+GRID_KEYS = ("notebooks", "parameters", "grid")
+#: the parameter the runner sets itself
+OUTPUT_PARAMETER = "output_dir"
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+DEFAULT_KERNEL = "python3"
+
+
+class GridError(ValueError):
+    """A grid file, a parameter name or a parameter value is wrong (raised before any kernel starts)."""
+
+
+# ------------------------------------------------------------------------------------------
+# grid files and parameter values
+# ------------------------------------------------------------------------------------------
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads ``1e6`` and ``1_000_000`` as numbers."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value (``-p name=value``) as YAML: ``1e6`` -> 1000000.0, ``[a, b]`` -> list."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 -- a SafeLoader subclass
+    except yaml.YAMLError:
+        return text
+
+
+def load_grid(path: str | Path) -> dict:
+    """Read a grid file into ``{"notebooks": [...], "parameters": {...}, "grid": {...}}``.
+
+    Raises :class:`GridError` naming the file for anything malformed.
+    """
+    path = Path(path)
+    try:
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
+    except OSError as exc:
+        raise GridError(f"grid file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise GridError(f"grid file {path}: not valid YAML: {exc}") from None
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise GridError(f"grid file {path}: expected a mapping of parameter names to lists of values")
+    if not set(doc) & set(GRID_KEYS):
+        doc = {"grid": doc}
+    unknown = sorted(set(doc) - set(GRID_KEYS))
+    if unknown:
+        raise GridError(
+            f"grid file {path}: unknown key {unknown[0]!r} (top-level keys: {', '.join(GRID_KEYS)})"
+        )
+    notebooks = doc.get("notebooks") or []
+    if isinstance(notebooks, str):
+        notebooks = [notebooks]
+    fixed = doc.get("parameters") or {}
+    axes = doc.get("grid") or {}
+    for key, value in (("parameters", fixed), ("grid", axes)):
+        if not isinstance(value, dict):
+            raise GridError(f"grid file {path}: {key!r} must be a mapping of parameter names")
+    for name, values in axes.items():
+        if not isinstance(values, list) or not values:
+            raise GridError(
+                f"grid file {path}: grid axis {name!r} must be a non-empty list of values "
+                f"(put a fixed value under 'parameters')"
+            )
+    both = sorted(set(fixed) & set(axes))
+    if both:
+        raise GridError(f"grid file {path}: {both[0]!r} is both a fixed parameter and a grid axis")
+    return {"notebooks": [str(n) for n in notebooks], "parameters": dict(fixed), "grid": dict(axes)}
+
+
+def expand(grid: Mapping[str, Sequence[Any]], fixed: Mapping[str, Any] | None = None) -> list[dict]:
+    """The cartesian product of the axes, each combined with the fixed values.
+
+    >>> expand({"a": [1, 2], "b": ["x"]}, {"c": 0})
+    [{'c': 0, 'a': 1, 'b': 'x'}, {'c': 0, 'a': 2, 'b': 'x'}]
+    """
+    names = list(grid)
+    return [
+        {**dict(fixed or {}), **dict(zip(names, combo, strict=True))}
+        for combo in product(*(grid[n] for n in names))
+    ]
+
+
+def resolve_notebook(name: str | Path) -> Path:
+    """A notebook path, or a name in ``notebooks/`` (``05-sizing``, ``05-sizing.ipynb``, ``05``)."""
+    path = Path(name)
+    if path.suffix == ".ipynb" and path.is_file():
+        return path.resolve()
+    stem = path.name.removesuffix(".ipynb")
+    matches = sorted(NOTEBOOK_DIR.glob(f"{stem}*.ipynb"))
+    exact = [m for m in matches if m.stem == stem]
+    if exact or len(matches) == 1:
+        return (exact or matches)[0]
+    known = ", ".join(p.name for p in list_notebooks())
+    what = "matches several notebooks" if matches else "is not a notebook"
+    raise GridError(f"notebook {str(name)!r} {what}; known: {known}")
+
+
+def list_notebooks() -> list[Path]:
+    """The shipped notebooks (``notebooks/NN-*.ipynb``), in order."""
+    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]-*.ipynb"))
+
+
+# ------------------------------------------------------------------------------------------
+# parameter checks (before any kernel starts)
+# ------------------------------------------------------------------------------------------
+
+
+def declared_parameters(notebook: str | Path) -> dict[str, dict]:
+    """The notebook's ``parameters`` cell: ``{name: {"default": value, "type": type or None, "help"}}``.
+
+    Uses ``papermill.inspect_notebook`` (no kernel). ``type`` is the annotated
+    type, else the type of the default literal; ``None`` when the default is
+    ``None`` or not a literal (any value is then accepted).
+    """
+    import papermill
+
+    info = papermill.inspect_notebook(str(notebook))
+    out = {}
+    for name, entry in info.items():
+        try:
+            default = ast.literal_eval(entry["default"])
+            literal = True
+        except (ValueError, SyntaxError):
+            default, literal = entry["default"], False
+        annotated = entry.get("inferred_type_name") or "None"
+        kind = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "dict": dict}.get(
+            annotated
+        )
+        if kind is None and literal and default is not None:
+            kind = list if isinstance(default, tuple) else type(default)
+        out[name] = {"default": default, "type": kind, "help": entry.get("help", "")}
+    return out
+
+
+def _type_ok(value: Any, kind: type | None, default: Any) -> bool:
+    if kind is None:
+        return True
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is list:
+        if not isinstance(value, list | tuple):
+            return False
+        kinds = {type(x) for x in default} if isinstance(default, list | tuple) else set()
+        if len(kinds) == 1:  # a homogeneous default: the elements must match it
+            (element,) = kinds
+            return all(_type_ok(x, element, None) for x in value)
+        return True
+    return isinstance(value, kind)
+
+
+def check_parameters(notebook: str | Path, parameters: Mapping[str, Any], declared=None) -> dict:
+    """Check names and value types against the notebook's parameters cell; return the values to pass.
+
+    Integral floats for ``int`` parameters become ints (``1e6`` -> 1000000).
+    Raises :class:`GridError` naming the notebook and the parameter.
+    """
+    name = Path(notebook).name
+    declared = declared_parameters(notebook) if declared is None else declared
+    out = {}
+    for key, value in parameters.items():
+        if key == OUTPUT_PARAMETER:
+            raise GridError(f"{name}: parameter {key!r} is set by the runner (one folder per run)")
+        if key not in declared:
+            raise GridError(
+                f"{name}: unknown parameter {key!r}; its parameters: "
+                f"{', '.join(k for k in declared if k != OUTPUT_PARAMETER)}"
+            )
+        spec = declared[key]
+        if not _type_ok(value, spec["type"], spec["default"]):
+            raise GridError(
+                f"{name}: parameter {key!r} expects {spec['type'].__name__} "
+                f"(default {spec['default']!r}), got {value!r}"
+            )
+        out[key] = int(value) if spec["type"] is int and isinstance(value, float) else value
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# jobs
+# ------------------------------------------------------------------------------------------
+
+
+def _slug(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "+".join(_slug(v) for v in value)
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1000:
+        value = int(value)
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", str(value)).strip("-")
+
+
+def run_folder(notebook: str | Path, parameters: Mapping[str, Any], max_slug: int = 60) -> str:
+    """Deterministic folder name of a run: ``<notebook stem>/<slug of values>-<8 hex of hash>``.
+
+    The hash covers the notebook name and every parameter (sorted), so two
+    different runs never share a folder and re-running finds the same one.
+    """
+    stem = Path(notebook).stem
+    canonical = json.dumps(
+        {"notebook": Path(notebook).name, "parameters": parameters}, sort_keys=True, default=str
+    )
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:8]
+    slug = "_".join(_slug(v) for _, v in sorted(parameters.items()))[:max_slug].strip("_-") or "defaults"
+    return f"{stem}/{slug}-{digest}"
+
+
+def plan_jobs(
+    notebooks: Sequence[str | Path],
+    parameter_sets: Sequence[Mapping[str, Any]],
+    out: str | Path,
+    *,
+    kernel_name: str = DEFAULT_KERNEL,
+    timeout_s: float | None = 600.0,
+    html: bool = True,
+) -> list[dict]:
+    """One job spec (a plain dict) per notebook x parameter set, checked before anything runs.
+
+    Raises :class:`GridError` for an unknown notebook, parameter name or a
+    value of the wrong type -- naming the notebook and the parameter.
+    """
+    out = Path(out).resolve()
+    jobs = []
+    for nb in notebooks:
+        path = resolve_notebook(nb)
+        declared = declared_parameters(path)
+        if OUTPUT_PARAMETER not in declared:
+            raise GridError(f"{path.name}: its parameters cell has no {OUTPUT_PARAMETER!r}")
+        for params in parameter_sets or [{}]:
+            checked = check_parameters(path, params, declared)
+            folder = out / run_folder(path, checked)
+            jobs.append(
+                {
+                    "notebook": str(path),
+                    "parameters": checked,
+                    "output_dir": str(folder),
+                    "kernel_name": kernel_name,
+                    "timeout_s": timeout_s,
+                    "html": html,
+                }
+            )
+    return jobs
+
+
+def is_complete(job: Mapping[str, Any]) -> bool:
+    """Whether the job's marker file exists (the run completed successfully)."""
+    return (Path(job["output_dir"]) / MARKER).is_file()
+
+
+def read_results(folder: str | Path) -> dict:
+    """The flat results a notebook wrote (``summary.json``), scalars only; {} if none."""
+    path = Path(folder) / RESULTS_FILE
+    if not path.is_file():
+        return {}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict):
+        return {}
+    return {k: v for k, v in doc.items() if v is None or isinstance(v, str | int | float | bool)}
+
+
+def run_job(job: Mapping[str, Any]) -> dict:
+    """Execute one notebook run; never raises for a failing notebook.
+
+    ``job``: a spec from :func:`plan_jobs` (``notebook``, ``parameters``,
+    ``output_dir``, ``kernel_name``, ``timeout_s``, ``html``). Writes the
+    executed notebook, its HTML export and the notebook's own result files into
+    ``output_dir``; on success writes the marker file last. Returns a plain
+    dict: ``notebook, run, status ("ok" | "failed"), error, duration_s,
+    output_dir, reused`` plus the notebook's ``summary.json`` keys.
+    """
+    import papermill
+
+    started = time.perf_counter()
+    folder = Path(job["output_dir"])
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / MARKER
+    marker.unlink(missing_ok=True)
+    notebook = Path(job["notebook"])
+    executed = folder / notebook.name
+    status, error = "ok", ""
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(executed),
+            parameters={**job["parameters"], OUTPUT_PARAMETER: str(folder)},
+            kernel_name=job.get("kernel_name") or DEFAULT_KERNEL,
+            cwd=str(folder),
+            progress_bar=False,
+            execution_timeout=job.get("timeout_s"),
+            # the kernel's own start-up warnings (e.g. about plain-TCP transport) are noise here
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        )
+    except Exception as exc:  # a failing notebook is a result, not a crash
+        status, error = "failed", _error_text(exc)
+    if job.get("html", True) and executed.is_file():
+        try:
+            export_html(executed, executed.with_suffix(".html"))
+        except Exception as exc:
+            if status == "ok":
+                status, error = "failed", f"HTML export: {_error_text(exc)}"
+    record = {
+        "notebook": notebook.name,
+        "run": folder.name,
+        "status": status,
+        "error": error,
+        "duration_s": round(time.perf_counter() - started, 3),
+        "output_dir": str(folder),
+        "reused": False,
+        "parameters": job["parameters"],
+        "results": read_results(folder) if status == "ok" else {},
+    }
+    if status == "ok":
+        marker.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+    return record
+
+
+def _error_text(exc: BaseException) -> str:
+    """One line: the notebook's exception name and message when papermill reports one."""
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename:
+        return f"{ename}: {evalue}"
+    text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return text.splitlines()[-1] if text else type(exc).__name__
+
+
+def export_html(notebook: str | Path, target: str | Path) -> Path:
+    """Write an executed notebook as HTML (nbconvert's ``HTMLExporter``)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    Path(target).write_text(body, encoding="utf-8")
+    return Path(target)
+
+
+def _reused(job: Mapping[str, Any]) -> dict:
+    record = json.loads((Path(job["output_dir"]) / MARKER).read_text(encoding="utf-8"))
+    record["reused"] = True
+    record["duration_s"] = 0.0
+    return record
+
+
+def run_batch(
+    jobs: Sequence[Mapping[str, Any]],
+    out: str | Path,
+    *,
+    workers: int = 1,
+    force: bool = False,
+    progress: bool = True,
+) -> list[dict]:
+    """Run jobs (skipping completed ones unless ``force``) and write ``summary.csv`` into ``out``.
+
+    Runs in ``workers`` processes (1: in this process; every notebook still
+    runs in its own kernel). A failing run is recorded with its error; the
+    others go on. Returns the records in job order.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    records: list[dict | None] = [None] * len(jobs)
+    todo = []
+    for i, job in enumerate(jobs):
+        if not force and is_complete(job):
+            records[i] = _reused(job)
+        else:
+            todo.append(i)
+    bar = _bar(len(jobs), len(jobs) - len(todo), progress)
+    try:
+        if workers <= 1 or len(todo) <= 1:
+            for i in todo:
+                records[i] = run_job(jobs[i])
+                bar.update(1)
+        else:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")  # no forked zmq / threads
+            with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context) as pool:
+                futures = {pool.submit(run_job, dict(jobs[i])): i for i in todo}
+                for future in as_completed(futures):
+                    i = futures[future]
+                    try:
+                        records[i] = future.result()
+                    except Exception as exc:  # the worker itself died
+                        records[i] = _failed(jobs[i], exc)
+                    bar.update(1)
+    finally:
+        bar.close()
+    done = [r for r in records if r is not None]
+    write_summary(done, out / SUMMARY_CSV)
+    return done
+
+
+def _failed(job: Mapping[str, Any], exc: BaseException) -> dict:
+    return {
+        "notebook": Path(job["notebook"]).name,
+        "run": Path(job["output_dir"]).name,
+        "status": "failed",
+        "error": _error_text(exc),
+        "duration_s": float("nan"),
+        "output_dir": job["output_dir"],
+        "reused": False,
+        "parameters": job["parameters"],
+        "results": {},
+    }
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc="notebooks", unit="run")
+
+
+def summary_frame(records: Iterable[Mapping[str, Any]]):
+    """One row per run: fixed columns, ``param.<name>`` columns, then the notebooks' result keys."""
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        row = {k: r[k] for k in ("notebook", "run", "status", "error", "duration_s", "output_dir", "reused")}
+        for key, value in r.get("parameters", {}).items():
+            row[f"param.{key}"] = json.dumps(value) if isinstance(value, list | dict) else value
+        row.update(r.get("results", {}))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def write_summary(records: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
+    """Write :func:`summary_frame` as CSV."""
+    frame = summary_frame(records)
+    frame.to_csv(path, index=False)
+    return Path(path)
+
+
+def default_workers() -> int:
+    """Worker processes by default: the cores, at most 4 (each run also starts a kernel)."""
+    return max(1, min(4, os.cpu_count() or 1))
