@@ -1,0 +1,165 @@
+"""The batch runner: grid files, parameter checks before any kernel, failures kept, resume."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pandas as pd
+import pytest
+
+from perfmodel import batch
+from perfmodel.cli import main
+
+
+def tiny_notebook(folder, name="tiny.ipynb"):
+    """A notebook that writes summary.json and raises when x == fail_on."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell(
+        'x = 1  # a number [-]\nfail_on = -1  # the x that raises [-]\noutput_dir = "."  # result folder'
+    )
+    params.metadata["tags"] = ["parameters"]
+    body = nbformat.v4.new_code_cell(
+        "import json, pathlib\n"
+        "if x == fail_on:\n"
+        "    raise RuntimeError(f'deliberate failure at x={x}')\n"
+        "pathlib.Path(output_dir, 'summary.json').write_text(json.dumps({'double': 2 * x}))"
+    )
+    nb.cells = [params, body]
+    path = folder / name
+    nbformat.write(nb, path)
+    return path
+
+
+# ---------------------------------------------------------------------- fast: no kernel
+
+
+def test_grid_file_structured_and_shorthand(tmp_path):
+    full = tmp_path / "full.yaml"
+    full.write_text("notebooks: [a.ipynb]\nparameters: {t: 1e6}\ngrid: {x: [1, 2], y: [[a], [b, c]]}\n")
+    spec = batch.load_grid(full)
+    assert spec["notebooks"] == ["a.ipynb"] and spec["parameters"] == {"t": 1e6}
+    runs = batch.expand(spec["grid"], spec["parameters"])
+    assert len(runs) == 4 and runs[1] == {"t": 1e6, "x": 1, "y": ["b", "c"]}
+    short = tmp_path / "short.yaml"
+    short.write_text("x: [1, 2, 3]\nz: [1_000]\n")
+    assert batch.expand(batch.load_grid(short)["grid"]) == [{"x": i, "z": 1000} for i in (1, 2, 3)]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x: 3\n", "grid axis 'x' must be a non-empty list"),
+        ("grid: {x: [1]}\nextra: 1\n", "unknown key 'extra'"),
+        ("parameters: {x: 1}\ngrid: {x: [1]}\n", "'x' is both"),
+        ("[1, 2]\n", "expected a mapping"),
+        ("x: [1\n", "not valid YAML"),
+    ],
+)
+def test_bad_grid_files(tmp_path, text, message):
+    path = tmp_path / "g.yaml"
+    path.write_text(text)
+    with pytest.raises(batch.GridError, match=message):
+        batch.load_grid(path)
+
+
+def test_parse_value_reads_yaml():
+    assert batch.parse_value("1e6") == 1e6 and batch.parse_value("[a, b]") == ["a", "b"]
+    assert batch.parse_value("true") is True and batch.parse_value("QUORUM") == "QUORUM"
+
+
+def test_parameter_checks_name_the_notebook_and_parameter(tmp_path):
+    path = tiny_notebook(tmp_path)
+    assert batch.check_parameters(path, {"x": 3.0}) == {"x": 3}  # integral float -> int
+    with pytest.raises(batch.GridError, match=r"tiny.ipynb: unknown parameter 'y'"):
+        batch.check_parameters(path, {"y": 1})
+    with pytest.raises(batch.GridError, match=r"tiny.ipynb: parameter 'x' expects int"):
+        batch.check_parameters(path, {"x": "three"})
+    with pytest.raises(batch.GridError, match=r"tiny.ipynb: parameter 'x' expects int"):
+        batch.check_parameters(path, {"x": 2.5})
+    with pytest.raises(batch.GridError, match="set by the runner"):
+        batch.check_parameters(path, {"output_dir": "elsewhere"})
+
+
+def test_parameter_types_of_the_shipped_sizing_notebook():
+    path = batch.resolve_notebook("05-sizing")
+    ok = batch.check_parameters(path, {"platforms": ["kunpeng-r722"], "target_ops_s": 1e5, "slo_p99_ms": 5})
+    assert ok["slo_p99_ms"] == 5
+    with pytest.raises(batch.GridError, match="05-sizing.ipynb: parameter 'platforms'"):
+        batch.check_parameters(path, {"platforms": "kunpeng-r722"})  # a list is expected
+    with pytest.raises(batch.GridError, match="05-sizing.ipynb: parameter 'platforms'"):
+        batch.check_parameters(path, {"platforms": [1, 2]})  # of strings
+    with pytest.raises(batch.GridError, match="05-sizing.ipynb: parameter 'replication_factor'"):
+        batch.check_parameters(path, {"replication_factor": True})
+
+
+def test_run_folders_are_deterministic_and_distinct():
+    a = batch.run_folder("n/05-sizing.ipynb", {"x": 1, "platforms": ["p"]})
+    assert a == batch.run_folder("other/05-sizing.ipynb", {"platforms": ["p"], "x": 1})
+    assert a != batch.run_folder("n/05-sizing.ipynb", {"x": 2, "platforms": ["p"]})
+    assert a.startswith("05-sizing/") and batch.run_folder("n/a.ipynb", {}).startswith("a/defaults-")
+
+
+def test_bad_parameter_fails_fast_before_any_kernel(tmp_path, monkeypatch, capsys):
+    import papermill
+
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("a kernel was started")
+
+    monkeypatch.setattr(papermill, "execute_notebook", no_kernel)
+    out = tmp_path / "out"
+    code = main(["notebooks", "run", "05-sizing", "--out", str(out), "-p", "no_such_knob=1"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "05-sizing.ipynb" in err and "no_such_knob" in err
+    assert not out.exists()
+    grid = tmp_path / "g.yaml"
+    grid.write_text("grid: {slo_p99_ms: [10, fast]}\n")
+    code = main(["notebooks", "run", "05-sizing", "--grid", str(grid), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and "05-sizing.ipynb: parameter 'slo_p99_ms' expects float" in err
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------- slow: real kernels
+
+
+@pytest.mark.slow
+def test_a_failing_run_is_recorded_and_the_rest_resume(tmp_path):
+    path = tiny_notebook(tmp_path)
+    out = tmp_path / "out"
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(f"notebooks: [{path}]\nparameters: {{fail_on: 2}}\ngrid: {{x: [1, 2, 3]}}\n")
+    code = main(["notebooks", "run", "--grid", str(grid), "--out", str(out), "--workers", "2"])
+    assert code == 1  # one run failed
+    summary = pd.read_csv(out / "summary.csv").set_index("param.x")
+    assert list(summary.index) == [1, 2, 3]
+    assert list(summary["status"]) == ["ok", "failed", "ok"]
+    assert "RuntimeError: deliberate failure at x=2" in summary.loc[2, "error"]
+    assert list(summary.loc[[1, 3], "double"]) == [2, 6]  # the notebooks' summary.json keys
+    folders = {
+        x: out / "tiny" / batch.run_folder(path, {"fail_on": 2, "x": x}).split("/")[1] for x in (1, 2, 3)
+    }
+    for x in (1, 3):
+        assert (folders[x] / batch.MARKER).is_file()
+        assert (folders[x] / "tiny.html").is_file() and (folders[x] / "tiny.ipynb").is_file()
+    assert not (folders[2] / batch.MARKER).exists() and (folders[2] / "tiny.ipynb").is_file()
+    stamps = {x: (folders[x] / batch.MARKER).stat().st_mtime_ns for x in (1, 3)}
+
+    # second run: the completed runs are reused (markers untouched), the failed one runs again
+    records = batch.run_batch(
+        batch.plan_jobs([path], batch.expand({"x": [1, 2, 3]}, {"fail_on": 2}), out), out, progress=False
+    )
+    assert [r["reused"] for r in records] == [True, False, True]
+    assert [r["status"] for r in records] == ["ok", "failed", "ok"]
+    assert {x: (folders[x] / batch.MARKER).stat().st_mtime_ns for x in (1, 3)} == stamps
+    again = pd.read_csv(out / "summary.csv")
+    assert list(again["reused"]) == [True, False, True] and list(again["double"].dropna()) == [2, 6]
+
+    # --force re-runs everything
+    code = main(["notebooks", "run", "--grid", str(grid), "--out", str(out), "--force", "-p", "fail_on=-1"])
+    assert code == 0
+    forced = pd.read_csv(out / "summary.csv")
+    assert (forced["status"] == "ok").all() and not forced["reused"].any()
+    assert json.loads((out / "tiny" / forced["run"][1] / "summary.json").read_text()) == {"double": 4}

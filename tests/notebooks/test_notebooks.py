@@ -1,0 +1,203 @@
+"""Every notebook executes headless under papermill and writes what the library computes.
+
+Numbers are never hard-coded: each written file is compared with a direct
+library call on the same parameters, or with a closed form.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import perfmodel
+from perfmodel import studies
+from perfmodel.storage import FLUSH_IO_BYTES
+from perfmodel.validation import validate
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_notebook_ran_with_html_and_summary_row(executed):
+    summary = executed["_summary"]
+    assert sorted(summary["notebook"]) == sorted(k for k in executed if k != "_summary")
+    assert (summary["status"] == "ok").all()
+    for name, run in executed.items():
+        if name == "_summary":
+            continue
+        assert (run.dir / name).is_file(), name
+        html = (run.dir / name.replace(".ipynb", ".html")).read_text()
+        assert "<html" in html and "Traceback" not in html
+        assert (run.dir / "summary.json").is_file()
+
+
+def test_calibration_summary_matches_validate(executed):
+    run = executed["01-calibration.ipynb"]
+    report = validate(cv=None)
+    overall = report.summary().iloc[0]
+    written = run.json()
+    assert written["figures"] == len(report.figures)
+    assert written["excluded_figures"] == len(report.excluded)
+    assert math.isclose(written["median_abs_rel_error"], overall.median_abs_rel_error, rel_tol=1e-9)
+    assert math.isclose(written["p90_abs_rel_error"], overall.p90_abs_rel_error, rel_tol=1e-9)
+    assert "cv_median_abs_rel_error" not in written  # cv=None: in-sample only
+    figures = run.csv("validation.csv")
+    assert list(figures["figure_id"]) == list(report.figures["figure_id"])
+    np.testing.assert_allclose(figures["predicted"], report.figures["predicted"], rtol=1e-9)
+    params = run.csv("parameters.csv")
+    expected = studies.fit_table("calibrated")
+    assert list(params["parameter"]) == list(expected["parameter"])
+    assert (params["ci_low"] <= params["value"]).all() and (params["value"] <= params["ci_high"]).all()
+    assert written["free_parameters"] == len(expected)
+
+
+def test_scaling_covers_every_smt_mode_and_core_count(executed):
+    run = executed["02-shard-per-core-scaling.ipynb"]
+    sweep = run.csv("scaling.csv")
+    for platform_id in run.params["platforms"]:
+        platform = perfmodel.load_platform(platform_id)
+        cores = sorted({c for c in run.params["cores"] if c <= platform.cores} | {platform.cores})
+        part = sweep[sweep["platform"] == platform_id]
+        assert sorted(zip(part["threads_per_core"], part["cores"], strict=True)) == sorted(
+            (float(t), float(c)) for t in platform.smt_modes for c in cores
+        )
+        assert written_peak(run, platform_id) == pytest.approx(part["throughput_ops_s"].max(), rel=1e-12)
+    np.testing.assert_allclose(sweep["shards"], sweep["cores"] * sweep["threads_per_core"])
+    # one row recomputed by a direct predict call
+    row = sweep.iloc[-1]
+    w = perfmodel.Workload(
+        operation="read",
+        read_fraction=1.0,
+        object_bytes=310,
+        dataset_bytes=12e9,
+        clients=16,
+        threads_per_client=200,
+    )
+    direct = perfmodel.predict(
+        row["platform"],
+        w,
+        system="scylla",
+        cores=row["cores"],
+        threads_per_core=row["threads_per_core"],
+        cache_state="warm",
+    )
+    assert direct["throughput_ops_s"].iloc[0] == pytest.approx(row["throughput_ops_s"], rel=1e-9)
+
+
+def written_peak(run, platform_id):
+    return run.json()[f"peak_throughput_ops_s_{platform_id}"]
+
+
+def test_scaling_shows_seed000_recorded_next_to_the_model(executed):
+    seed = executed["02-shard-per-core-scaling.ipynb"].csv("seed000.csv")
+    recorded = perfmodel.load_benchmarks().query("source_id == 'seed000'")
+    assert list(seed["figure_id"]) == list(recorded["figure_id"])
+    np.testing.assert_allclose(seed["recorded"], recorded["value"])
+    table3 = seed[seed["figure_id"].str.contains("table3")]
+    assert len(table3) == 12 and table3["predicted"].gt(0).all()
+    direct = studies.figures_vs_model("seed000")
+    np.testing.assert_allclose(seed["predicted"], direct["predicted"], rtol=1e-9)
+
+
+def test_queue_depth_sweep_obeys_littles_law_and_matches_the_library(executed):
+    run = executed["03-queue-depth.ipynb"]
+    qd = run.csv("queue_depth.csv")
+    assert sorted(qd["device"].unique()) == sorted(run.params["devices"])
+    # a closed loop without think time: outstanding = throughput x mean latency
+    np.testing.assert_allclose(
+        qd["queue_depth"], qd["throughput_ops_s"] * qd["latency_mean_ms"] / 1e3, rtol=1e-6
+    )
+    for _, part in qd.groupby("device"):
+        assert np.all(np.diff(part["throughput_ops_s"]) >= -1e-9)
+    direct = studies.queue_depth_sweep(run.params["devices"], run.params["queue_depths"])
+    np.testing.assert_allclose(qd["throughput_ops_s"], direct["throughput_ops_s"], rtol=1e-9)
+    assert set(qd.loc[qd["device"] == "sata-ssd-800gb", "interface"]) == {"sata"}
+
+
+def test_flush_bursts_and_read_tails(executed):
+    run = executed["03-queue-depth.ipynb"]
+    bursts = run.csv("flush_bursts.csv")
+    backlog_ms = bursts["burst_queue_depth"] * FLUSH_IO_BYTES / (bursts["burst_bandwidth_gb_s"] * 1e9) * 1e3
+    np.testing.assert_allclose(bursts["read_delay_max_ms"], backlog_ms, rtol=1e-12)
+    np.testing.assert_allclose(bursts["read_delay_mean_ms"], backlog_ms / 2, rtol=1e-12)
+    assert len(bursts) == 3 * 2  # seed 003's three queue depths x two burst rates
+    tails = run.csv("read_tails.csv")
+    assert list(tails["write_fraction"]) == run.params["write_fractions"]
+    assert tails.loc[tails["write_fraction"] == 0, "burst_duty"].eq(0).all()
+    summary = run.json()
+    assert summary["burst_read_delay_max_ms"] == pytest.approx(backlog_ms.max())
+    for name in ("seed001.csv", "seed003.csv"):
+        assert len(run.csv(name)) == len(perfmodel.load_benchmarks().query(f"source_id == '{name[:7]}'"))
+
+
+def test_replication_and_cache_sweeps(executed):
+    run = executed["04-replication-and-cache.ipynb"]
+    p = run.params
+    rf = run.csv("replication.csv")
+    assert len(rf) == len(p["replication_factors"]) * len(p["read_fractions"])
+    direct = studies.config_sweep(
+        "seed004-t2-randrw-rf3-vs-rf2-p99",
+        replication_factor=p["replication_factors"],
+        read_fraction=p["read_fractions"],
+    )
+    np.testing.assert_allclose(rf["throughput_ops_s"], direct["throughput_ops_s"], rtol=1e-9)
+    cache = run.csv("cache.csv")
+    assert sorted(cache["cache_gb"].unique()) == p["cache_gb"]
+    summary = run.json()
+    hi, lo = max(p["replication_factors"]), min(p["replication_factors"])
+    for f in p["read_fractions"]:
+        part = rf[rf["read_fraction_axis"] == f].set_index("replication_factor")["throughput_ops_s"]
+        assert summary[f"rf{hi}_vs_rf{lo}_iops_ratio_read{f:g}"] == pytest.approx(part[hi] / part[lo])
+    dm8 = run.csv("dm8.csv")
+    assert set(dm8["study"]) == {"buffer", "numa"} and dm8["tpmc"].gt(0).all()
+    seeds = pd.concat([run.csv("seed004.csv"), run.csv("seed002.csv")])
+    ids = perfmodel.load_benchmarks().query("source_id in ['seed004', 'seed002']")["figure_id"]
+    assert sorted(seeds["figure_id"]) == sorted(ids)
+
+
+def _check_sizing(run, table):
+    p = run.params
+    candidates = [(pid, t) for pid in p["platforms"] for t in perfmodel.load_platform(pid).smt_modes]
+    assert sorted(zip(table["platform"], table["threads_per_core"], strict=True)) == sorted(candidates)
+    feasible = table[table["feasible"]]
+    assert len(feasible), "the default-ish workload should be feasible somewhere"
+    assert (feasible["nodes"] > 0).all() and (feasible["nodes"] == feasible["nodes"].round()).all()
+    assert (feasible["latency_p99_ms"] <= p.get("slo_p99_ms", 20.0)).all()
+    direct = studies.size_workload(
+        platforms=p["platforms"],
+        target_ops_s=p["target_ops_s"],
+        slo_p99_ms=20.0,
+        dataset_gib=p["dataset_gib"],
+        interval=None,
+    )
+    merged = table.merge(direct, on=["platform", "threads_per_core"], suffixes=("", "_direct"))
+    assert (merged["nodes"] == merged["nodes_direct"]).all()
+    summary = run.json()
+    assert summary["best_nodes"] == feasible["nodes"].min()
+    for pid in p["platforms"]:
+        part = table[(table["platform"] == pid) & table["feasible"]]
+        assert summary[f"nodes_{pid}"] == (part["nodes"].min() if len(part) else 0)
+    conclusion = (run.dir / "conclusion.txt").read_text()
+    assert all(pid in conclusion for pid in p["platforms"])
+
+
+def test_sizing_table_has_a_row_per_platform_and_smt_mode(executed):
+    run = executed["05-sizing.ipynb"]
+    _check_sizing(run, run.csv("sizing.csv"))
+
+
+def test_interactive_planner_runs_headless_with_its_defaults(executed):
+    run = executed["06-interactive-planner.ipynb"]
+    _check_sizing(run, run.csv("sizing.csv"))
+    import nbformat
+
+    nb = nbformat.read(run.dir / "06-interactive-planner.ipynb", as_version=4)
+    widget_outputs = [
+        o
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert widget_outputs, "the planner's widgets were displayed"
