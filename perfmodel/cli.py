@@ -167,14 +167,19 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
     spec = _workload_spec(args)
     knobs = spec["knobs"]
-    frame = perfmodel.predict(
+    # the grid in chunks through the execution layer: in this process for up to
+    # PREDICT_CHUNK configurations, unless --workers or --scheduler say otherwise
+    frame = perfmodel.sweep(
         args.platform,
         spec["workload"],
         nodes=spec["nodes"],
         system=spec["system"],
         params=args.params,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        progress=sys.stderr.isatty(),
         **knobs,
-    )
+    ).drop(columns="configuration")
     _emit(frame if args.format != "table" else frame[PREDICT_TABLE].round(3), args.format)
     return 0
 
@@ -207,6 +212,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         replications=args.replications,
         seed=args.seed,
         keep_records=False,
+        scheduler=args.scheduler,
+        workers=args.workers,
         **knobs,
     )
     frame = result.summary
@@ -463,6 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KNOB=VALUE",
         help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
     )
+    with_execution(pred)
     pred.set_defaults(func=_cmd_predict)
     simv = with_format(
         sub.add_parser(
@@ -492,6 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simv.add_argument("--replications", type=int, default=5, help="independent replications (default 5)")
     simv.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    with_execution(simv)
     simv.set_defaults(func=_cmd_simulate)
     cal = sub.add_parser("calibrate", help="fit the model's parameters to recorded (or your own) figures")
     cal.add_argument(
@@ -569,6 +578,23 @@ def build_parser() -> argparse.ArgumentParser:
     nbr.add_argument("--no-html", action="store_true", help="skip the HTML export")
     nbv.set_defaults(func=_cmd_notebooks)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
+    return parser
+
+
+def with_execution(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--scheduler`` / ``--workers``: where the work runs (see :mod:`perfmodel.execution`)."""
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run on an existing Dask cluster (default: this machine); same results either way",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes (default: the cores; 1: this process)",
+    )
     return parser
 
 
