@@ -60,6 +60,8 @@ class SystemProfile:
     benchmark tools' default for Cassandra-like stores; every replica for
     primary-copy replication). ``remote``: clients reach it over the
     network (an embedded engine or a raw-device benchmark runs in-process).
+    ``page_bytes`` [B]: the smallest I/O the system sends a device (a page,
+    block or chunk): a 1 KiB object is read as a whole page.
     """
 
     dispatch: str
@@ -69,6 +71,7 @@ class SystemProfile:
     lsm: bool
     write_consistency: str = "ONE"
     remote: bool = True
+    page_bytes: float = 4096.0
 
 
 SYSTEMS: dict[str, SystemProfile] = {
@@ -78,12 +81,14 @@ SYSTEMS: dict[str, SystemProfile] = {
     "cassandra": SystemProfile("pooled", np.inf, True, False, True),
     # RocksDB db_bench: N client threads call into the shared engine
     "rocksdb": SystemProfile("pooled", np.inf, True, False, True, remote=False),
-    # DM8: WORKER_THREADS at most 64 (seed 002, section 3.2.2)
-    "dm8": SystemProfile("pooled", 64.0, True, True, False, "ALL"),
+    # DM8: WORKER_THREADS at most 64 (seed 002, section 3.2.2); pages of 8 KiB (DM8's
+    # default PAGE_SIZE, dminit)
+    "dm8": SystemProfile("pooled", 64.0, True, True, False, "ALL", page_bytes=8192.0),
     # Ceph OSD: each PG is served by one OSD shard thread
     "ceph": SystemProfile("hashed", np.inf, False, False, False, "ALL"),
-    # fio on a raw block device with direct I/O: every operation is one device I/O
-    "fio": SystemProfile("pooled", np.inf, False, False, False, remote=False),
+    # fio on a raw block device with direct I/O: every operation is one device I/O, down
+    # to a 512 B logical sector
+    "fio": SystemProfile("pooled", np.inf, False, False, False, remote=False, page_bytes=512.0),
 }
 
 VIRTUALIZATION = ("none", "untuned", "boost")
@@ -423,7 +428,7 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
 
     prof = {
         k: np.array([getattr(SYSTEMS[s], k) for s in sys_names])[sys_codes]
-        for k in ("dispatch", "thread_cap", "data_cache", "read_before_write", "lsm", "remote")
+        for k in ("dispatch", "thread_cap", "data_cache", "read_before_write", "lsm", "remote", "page_bytes")
     }
     nodes = cfg["nodes"].astype(float)
     if (nodes < 1).any():
@@ -435,6 +440,9 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
     f = cfg["read_fraction"].astype(float)
     io_bytes = cfg["io_bytes"].astype(float)
     obj = cfg["object_bytes"].astype(float)
+    # what reaches the device: whole pages (ScyllaDB / Cassandra 4 KiB reads, seed 003's trace;
+    # RocksDB block_size 4 KiB; BlueStore min_alloc_size 4 KiB; DM8 8 KiB pages)
+    dev_io_bytes = np.maximum(io_bytes, prof["page_bytes"].astype(float))
 
     # ---- CPU --------------------------------------------------------------------------
     tpc = _take(cfg, "threads_per_core", None)
@@ -541,12 +549,8 @@ def _build(platforms, workload, cfg, size, params: ParameterSet) -> NodeModel:
     dev = _device_arrays(dev_ids)
     wal = _device_arrays(wal_ids)
     has_wal = wal_ids != ""
-    occ_r = storage.io_occupancy(
-        np.maximum(io_bytes, 512.0), dev["parallelism"], dev["read_iops"], dev["seq_read"]
-    )
-    occ_w = storage.io_occupancy(
-        np.maximum(io_bytes, 512.0), dev["parallelism"], dev["write_iops"], dev["seq_write"]
-    )
+    occ_r = storage.io_occupancy(dev_io_bytes, dev["parallelism"], dev["read_iops"], dev["seq_read"])
+    occ_w = storage.io_occupancy(dev_io_bytes, dev["parallelism"], dev["write_iops"], dev["seq_write"])
     wal_par = np.where(has_wal, wal["parallelism"], 1.0)
     occ_wal = np.where(
         has_wal,
@@ -711,7 +715,7 @@ _CONTEXT = frozenset(
         "duty_per_op",
         "f",
         "has_wal",
-        "io_bytes",
+        "dev_io_bytes",
         "is_ceph",
         "ix",
         "nodes",
@@ -756,7 +760,7 @@ def _report(model: NodeModel, sol) -> pd.DataFrame:
     duty_per_op = ctx["duty_per_op"]
     f = ctx["f"]
     has_wal = ctx["has_wal"]
-    io_bytes = ctx["io_bytes"]
+    dev_io_bytes = ctx["dev_io_bytes"]
     is_ceph = ctx["is_ceph"]
     ix = ctx["ix"]
     nodes = ctx["nodes"]
@@ -893,8 +897,8 @@ def _report(model: NodeModel, sol) -> pd.DataFrame:
             "device_queue_depth": dev_q[:, ix["device"]] / (devices * nodes),
             "device_read_iops": read_ios,
             "device_write_iops": write_ios,
-            "device_read_bytes_s": read_ios * io_bytes,
-            "device_write_bytes_s": sync_write_ios * io_bytes + x * bg_bytes / devices,
+            "device_read_bytes_s": read_ios * dev_io_bytes,
+            "device_write_bytes_s": sync_write_ios * dev_io_bytes + x * bg_bytes / devices,
             "burst_duty": duty,
             "bottleneck": pd.Categorical.from_codes(bottleneck_codes, list(station_names)),
             "saturated": sat,
