@@ -40,6 +40,8 @@ def run_plan(
     system: str = "scylla",
     read_fraction: float = 0.8,
     object_bytes: float = 1024,
+    key_distribution: str = "uniform",
+    zipf_s: float = 0.0,
     dataset_gib: float = 500.0,
     replication_factor: int = 3,
     consistency: str = "QUORUM",
@@ -50,7 +52,8 @@ def run_plan(
     """The sizing table (:func:`perfmodel.studies.size_workload`) and its conclusion text.
 
     Units as in ``size_workload``: ``target_ops_s`` [1/s], ``slo_p99_ms`` [ms],
-    ``object_bytes`` [B], ``dataset_gib`` [GiB].
+    ``object_bytes`` [B], ``dataset_gib`` [GiB]; ``key_distribution``
+    ``uniform`` or ``zipf`` with exponent ``zipf_s`` [-].
     """
     table = studies.size_workload(
         platforms=list(platforms),
@@ -59,6 +62,8 @@ def run_plan(
         system=system,
         read_fraction=float(read_fraction),
         object_bytes=float(object_bytes),
+        key_distribution=key_distribution,
+        zipf_s=float(zipf_s),
         dataset_gib=float(dataset_gib),
         replication_factor=int(replication_factor),
         consistency=consistency,
@@ -122,6 +127,21 @@ def controls(**defaults) -> dict:
             description="object size [B]",
             style=style,
             layout=layout,
+        ),
+        "key_distribution": w.Dropdown(
+            options=("uniform", "zipf"),
+            value=defaults.get("key_distribution", "uniform"),
+            description="key popularity",
+            style=style,
+            layout=layout,
+        ),
+        "zipf_s": w.FloatSlider(
+            value=defaults.get("zipf_s", 0.0),
+            min=0,
+            max=1.5,
+            step=0.05,
+            description="Zipf exponent",
+            **common,
         ),
         "dataset_gib": w.FloatLogSlider(
             value=defaults.get("dataset_gib", 500.0),

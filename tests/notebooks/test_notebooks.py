@@ -158,18 +158,18 @@ def test_replication_and_cache_sweeps(executed):
 
 
 def _check_sizing(run, table):
-    p = run.params
+    from perfmodel import batch
+
+    declared = batch.declared_parameters(run.dir / run.record["notebook"])
+    p = {**{k: v["default"] for k, v in declared.items()}, **run.params}
     candidates = [(pid, t) for pid in p["platforms"] for t in perfmodel.load_platform(pid).smt_modes]
     assert sorted(zip(table["platform"], table["threads_per_core"], strict=True)) == sorted(candidates)
     feasible = table[table["feasible"]]
     assert len(feasible), "the default-ish workload should be feasible somewhere"
     assert (feasible["nodes"] > 0).all() and (feasible["nodes"] == feasible["nodes"].round()).all()
-    assert (feasible["latency_p99_ms"] <= p.get("slo_p99_ms", 20.0)).all()
+    assert (feasible["latency_p99_ms"] <= p["slo_p99_ms"]).all()
     direct = studies.size_workload(
-        platforms=p["platforms"],
-        target_ops_s=p["target_ops_s"],
-        slo_p99_ms=20.0,
-        dataset_gib=p["dataset_gib"],
+        **{k: p[k] for k in p if k != "output_dir"},
         interval=None,
     )
     merged = table.merge(direct, on=["platform", "threads_per_core"], suffixes=("", "_direct"))
