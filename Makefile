@@ -13,14 +13,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
+# The main job: the printed report, then the sizing notebook executed into out/
+# (executed notebook + HTML + sizing.csv; `perfmodel notebooks run` prints where).
 run: $(STAMP)
 	$(BIN)/perfmodel report
+	@echo
+	@echo "== Sizing notebook (notebooks/05-sizing.ipynb) =="
+	$(BIN)/perfmodel notebooks run 05-sizing --out out/notebooks --force
+	@cat out/notebooks/05-sizing/defaults-*/conclusion.txt
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check perfmodel tests benchmarks
+	$(BIN)/ruff check perfmodel tests benchmarks notebooks
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
