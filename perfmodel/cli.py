@@ -256,7 +256,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     report = validate(
         data, params=args.params, cv=args.cv, workers=args.workers, progress=sys.stderr.isatty()
     )
-    table = report.figures[["figure_id", "source", "metric", "recorded", "predicted", "rel_error", "in_band"]]
+    table = report.figures[
+        ["figure_id", "source", "metric", "recorded", "predicted", "rel_error", "in_band", "gap"]
+    ]
     if args.format == "csv":
         table.to_csv(sys.stdout, index=False)
         for line in report.summary_lines():
@@ -270,6 +272,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         _emit(table.drop(columns=["source"]).round({"rel_error": 3}), "table")
         print()
         print("\n".join(report.summary_lines()))
+        from perfmodel.validation import load_gaps
+
+        present = set(report.figures["gap"])
+        for gap in load_gaps():
+            if gap["id"] in present:
+                print(f"  {gap['id']}: {' '.join(gap['mechanism'].split())}")
     return 0
 
 

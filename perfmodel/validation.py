@@ -13,10 +13,15 @@ the 90% band of predictions obtained by sampling the fitted parameters from
 their (log-normal) uncertainty. Summary lines give the median and
 90th-percentile absolute relative error overall, per source and per metric
 group, and the number of free parameters against the number of figures.
+
+Figures the model misses by more than :data:`MISS_THRESHOLD` get a ``gap``:
+the missing mechanism named for them in ``data/model_gaps.yaml``
+(:func:`load_gaps`), or ``undiagnosed``.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import os
 from collections.abc import Sequence
@@ -26,11 +31,38 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from perfmodel._data import data_dir
 from perfmodel.benchmarks import load_benchmarks
 from perfmodel.calibration import DEFAULT_FREE, CalibrationResult, calibrate, usable_figures
 from perfmodel.figures import predict_figures
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.units import UNITS
+
+#: |relative error| above which a figure counts as missed (the issue's p90 target) [-]
+MISS_THRESHOLD = 0.25
+
+
+def load_gaps(path=None) -> list[dict]:
+    """The known model gaps: ``id``, ``mechanism``, ``evidence``, ``figures`` (wildcards)."""
+    import yaml
+
+    path = data_dir() / "model_gaps.yaml" if path is None else path
+    with open(path, encoding="utf-8") as handle:
+        gaps = yaml.safe_load(handle)["gaps"]
+    for gap in gaps:
+        missing = {"id", "mechanism", "evidence", "figures"} - set(gap)
+        if missing:
+            raise ValueError(f"{path}: gap {gap.get('id', '?')!r} lacks {sorted(missing)}")
+    return gaps
+
+
+def gap_of(figure_id: str, gaps: Sequence[dict]) -> str:
+    """The id of the first gap whose figure patterns match ``figure_id``, else ``""``."""
+    for gap in gaps:
+        if any(fnmatch.fnmatchcase(figure_id, pattern) for pattern in gap["figures"]):
+            return gap["id"]
+    return ""
+
 
 METRIC_GROUPS = {
     "throughput": "throughput",
@@ -136,7 +168,19 @@ class ValidationReport:
                 f"{r['scope']} {r['name']}: n={r['figures']}, median {r['median_abs_rel_error']:.1%}, "
                 f"p90 {r['p90_abs_rel_error']:.1%}"
             )
+        missed = self.missed()
+        counts = missed["gap"].value_counts()
+        lines.append(
+            f"beyond {MISS_THRESHOLD:.0%}: {len(missed)} figures"
+            + (": " + ", ".join(f"{gap} {n}" for gap, n in counts.items()) if len(missed) else "")
+            + " (mechanisms: data/model_gaps.yaml, docs/validation.md)"
+        )
         return lines
+
+    def missed(self) -> pd.DataFrame:
+        """Figures beyond :data:`MISS_THRESHOLD`, with the missing mechanism named for them."""
+        table = self.figures[self.figures["gap"] != ""]
+        return table.assign(_abs=table["rel_error"].abs()).sort_values(["gap", "_abs"]).drop(columns="_abs")
 
 
 def _columns(table: pd.DataFrame, predicted: np.ndarray, band=None) -> pd.DataFrame:
@@ -153,6 +197,12 @@ def _columns(table: pd.DataFrame, predicted: np.ndarray, band=None) -> pd.DataFr
         }
     )
     out["metric_group"] = [_group(r) for r in table.to_dict("records")]
+    gaps = load_gaps()
+    miss = ~(np.abs(out["rel_error"].to_numpy()) <= MISS_THRESHOLD)  # NaN counts as a miss
+    out["gap"] = [
+        (gap_of(fid, gaps) or "undiagnosed") if m else ""
+        for fid, m in zip(out["figure_id"], miss, strict=True)
+    ]
     if band is None:
         out["in_band"] = pd.NA
     else:

@@ -74,3 +74,23 @@ def test_predicted_vs_recorded_plot_has_one_point_per_positive_figure(ceph, tmp_
     assert points == expected
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     ax.figure.savefig(tmp_path / "pvr.png")
+
+
+def test_misses_are_named_with_their_gap(tmp_path):
+    from perfmodel.validation import MISS_THRESHOLD, gap_of, load_gaps
+
+    gaps = load_gaps()
+    ids = [g["id"] for g in gaps]
+    assert len(ids) == len(set(ids))
+    assert gap_of("seed000-table3-x86-disk-p99", gaps) == "cache-warmup"  # wildcard pattern
+    assert gap_of("no-such-figure", gaps) == ""
+    report = validate()
+    missed = report.missed()
+    assert (missed["rel_error"].abs() > MISS_THRESHOLD).all()
+    rest = report.figures[report.figures["gap"] == ""]
+    assert (rest["rel_error"].abs() <= MISS_THRESHOLD).all()
+    assert any(line.startswith("beyond 25%") for line in report.summary_lines())
+    bad = tmp_path / "gaps.yaml"
+    bad.write_text("gaps:\n  - id: x\n    figures: [a]\n")
+    with pytest.raises(ValueError, match="lacks"):
+        load_gaps(bad)
