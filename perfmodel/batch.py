@@ -362,7 +362,7 @@ def run_job(job: Mapping[str, Any]) -> dict:
             progress_bar=False,
             execution_timeout=job.get("timeout_s"),
             # the kernel's own start-up warnings (e.g. about plain-TCP transport) are noise here
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
         )
     except Exception as exc:  # a failing notebook is a result, not a crash
         status, error = "failed", _error_text(exc)
