@@ -419,11 +419,9 @@ class _dask_client:
         if type(self.scheduler).__name__ == "Client":
             self.client, self.owned = self.scheduler, False
         elif self.scheduler == "local":
-            import importlib.util
-
-            dashboard = ":0" if importlib.util.find_spec("bokeh") else None
+            # ":0": a free port (the default 8787 may be taken, and Dask then warns)
             self.cluster = LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=dashboard
+                n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
             self.client = Client(self.cluster)
         else:

@@ -110,3 +110,11 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(fresh_cluster, tmp
         assert reruns and not set(reruns) & victim_pids
     with __import__("distributed").Client(fresh_cluster.address, timeout="10s") as client:
         assert len(client.scheduler_info()["workers"]) == 1
+
+
+def test_a_throwaway_local_dask_cluster_prints_where_it_runs(capsys, tmp_path):
+    tasks = [(x, str(tmp_path / "log"), 0.0) for x in range(10)]
+    out = map_tasks(logged_square, tasks, scheduler="local", workers=2, progress=True, desc="squares")
+    assert out == [x * x for x in range(10)]
+    err = capsys.readouterr().err
+    assert "Dask cluster tcp://127.0.0.1:" in err and "2 workers, dashboard" in err

@@ -217,7 +217,9 @@ def test_flatten_grid_broadcasts_like_predict():
         flatten_grid({"a": [1, 2], "b": [1, 2, 3]})
 
 
-def test_sweep_predict_in_chunks_equals_one_predict_call_exactly():
+def test_sweep_predict_in_chunks_equals_one_predict_call():
+    """Chunks equal one call to solver precision (the closed-loop solver stops per batch, so a
+    different batch can differ by ~1e-10); the same chunks give identical numbers anywhere."""
     cores = np.arange(1, 11)[:, None]
     table = perfmodel.sweep(
         "power8-s821lc-10c", WORKLOAD, system="scylla", nodes=3, cores=cores, chunk_size=3, workers=1
@@ -233,7 +235,7 @@ def test_sweep_predict_in_chunks_equals_one_predict_call_exactly():
         nodes=3,
         cores=np.repeat(np.arange(1, 11), 2),
     )
-    pd.testing.assert_frame_equal(table.drop(columns=["configuration", "clients"]), flat, check_exact=True)
+    pd.testing.assert_frame_equal(table.drop(columns=["configuration", "clients"]), flat, rtol=1e-9)
     parallel = perfmodel.sweep(
         "power8-s821lc-10c", WORKLOAD, system="scylla", nodes=3, cores=cores, chunk_size=3, workers=2
     )
