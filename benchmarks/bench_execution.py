@@ -21,6 +21,7 @@ Figures:
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -70,12 +71,19 @@ def _sim_sweep(workers: int):
 
 
 def simulate_sweep() -> None:
+    print(f"load average before (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())} on "
+          f"{os.cpu_count()} cores (other work on the machine makes the speed-up smaller)")  # fmt: skip
+    cpu0 = time.process_time()
     serial_s, serial = _timed(lambda: _sim_sweep(1))
+    share = (time.process_time() - cpu0) / serial_s
     runs = int(serial["replications"].sum())
     cold_s, cold = _timed(lambda: _sim_sweep(2))
     warm_s, _ = _timed(lambda: _sim_sweep(2))
     same = cold.equals(serial)
-    print(f"baseline: sweep of {runs} simulator runs, 1 worker (this process): {serial_s:.2f} s")
+    print(
+        f"baseline: sweep of {runs} simulator runs, 1 worker (this process): {serial_s:.2f} s "
+        f"({share:.0%} of a core was ours)"
+    )
     print(
         f"same sweep, 2 local workers, pool started cold: {cold_s:.2f} s -> ratio {cold_s / serial_s:.2f} "
         f"(target <= 0.6: {'PASS' if cold_s <= 0.6 * serial_s else 'FAIL'}); identical results: {same}"
