@@ -183,7 +183,12 @@ class ValidationReport:
         return table.assign(_abs=table["rel_error"].abs()).sort_values(["gap", "_abs"]).drop(columns="_abs")
 
 
-def _columns(table: pd.DataFrame, predicted: np.ndarray, band=None) -> pd.DataFrame:
+#: gap of a figure missed out of sample that the full fit explains: the parameters it
+#: needs are identified by the held-out figures alone
+OUT_OF_SAMPLE_ONLY = "out-of-sample-only"
+
+
+def _columns(table: pd.DataFrame, predicted: np.ndarray, band=None, in_sample=None) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "figure_id": table["figure_id"].to_numpy(),
@@ -199,9 +204,12 @@ def _columns(table: pd.DataFrame, predicted: np.ndarray, band=None) -> pd.DataFr
     out["metric_group"] = [_group(r) for r in table.to_dict("records")]
     gaps = load_gaps()
     miss = ~(np.abs(out["rel_error"].to_numpy()) <= MISS_THRESHOLD)  # NaN counts as a miss
+    fits = np.zeros(len(out), dtype=bool)
+    if in_sample is not None:
+        fits = np.abs(_rel_error(table, in_sample)) <= MISS_THRESHOLD
     out["gap"] = [
-        (gap_of(fid, gaps) or "undiagnosed") if m else ""
-        for fid, m in zip(out["figure_id"], miss, strict=True)
+        "" if not m else OUT_OF_SAMPLE_ONLY if ok else (gap_of(fid, gaps) or "undiagnosed")
+        for fid, m, ok in zip(out["figure_id"], miss, fits, strict=True)
     ]
     if band is None:
         out["in_band"] = pd.NA
@@ -281,7 +289,8 @@ def validate(
     else:
         for fold, job in _progress(zip(folds, jobs, strict=True), len(folds), progress):
             predicted[fold] = _refit_predict(job)
-    return ValidationReport(_columns(used, predicted), excluded, f"cv={cv}", len(free))
+    in_sample = predict_figures(used, params)["predicted"].to_numpy()
+    return ValidationReport(_columns(used, predicted, in_sample=in_sample), excluded, f"cv={cv}", len(free))
 
 
 def _progress(iterable, total: int, enabled: bool):
