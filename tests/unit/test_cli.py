@@ -142,6 +142,7 @@ def test_validate_verb_csv_has_the_figure_table_and_commented_summary(capsys):
         "predicted",
         "rel_error",
         "in_band",
+        "gap",
     ]
     assert len(table) >= 140 and table.predicted.notna().all()
     assert summary[0].startswith("# validation (in-sample)") and "median |rel error|" in summary[1]
