@@ -40,7 +40,9 @@ def test_map_tasks_on_the_cluster_in_task_order(dask_cluster, tmp_path):
 
 
 def test_sweep_predict_on_the_cluster_equals_the_local_run(dask_cluster):
-    kwargs = dict(system="scylla", nodes=np.array([[3], [6]]), cores=np.arange(1, 11)[:, None, None], chunk_size=7)
+    kwargs = dict(
+        system="scylla", nodes=np.array([[3], [6]]), cores=np.arange(1, 11)[:, None, None], chunk_size=7
+    )
     local = perfmodel.sweep("power8-s821lc-10c", WORKLOAD, workers=1, **kwargs)
     remote = perfmodel.sweep("power8-s821lc-10c", WORKLOAD, scheduler=dask_cluster.address, **kwargs)
     assert len(local) == 40
