@@ -363,7 +363,9 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     util = np.where(delay, 0.0, x[:, None] * work / (c * net.mult))
     saturated_k = util >= 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        s_visit = np.where(visits > 0, work / visits, 0.0)
+        # mean service per visit; visits below the smallest normal double count as none
+        tiny = np.finfo(float).tiny
+        s_visit = np.where(visits > tiny, work / np.maximum(visits, tiny), 0.0)
         rho = np.clip(util, 0.0, 1.0 - 1e-12)
         p_visit = np.where(delay, 0.0, _erlang_c(c, c * rho))
         w_visit = np.where(delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)))
