@@ -124,6 +124,22 @@ def overheads() -> None:
           f"close {close_s:.2f} s")  # fmt: skip
 
 
+def burn(seconds: float) -> tuple[float, float]:
+    """Busy-loop for ``seconds`` of CPU time [s]; returns (CPU time, wall time) [s]."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    while time.process_time() - c0 < seconds:
+        pass
+    return time.process_time() - c0, time.perf_counter() - t0
+
+
+def cpu_share() -> None:
+    """How much of a core each of 2 workers gets right now (1.0 on an idle 2-core machine)."""
+    out = map_tasks(burn, [0.25] * 8, workers=2, chunk_size=1, progress=False)
+    share = sum(c for c, _ in out) / sum(w for _, w in out)
+    print(f"CPU share of each of 2 busy workers now: {share:.2f} of a core (1.00 when the machine is idle; "
+          f"the speed-up above is bounded by 2 x this)")  # fmt: skip
+
+
 def first_pool() -> None:
     """The first local pool of a fresh session: the fork server imports perfmodel once."""
     code = (
@@ -170,6 +186,7 @@ def predict_sweep() -> None:
 
 def main(argv=None) -> None:
     simulate_sweep()  # first: its 2-worker run starts the session's fork server
+    cpu_share()
     overheads()
     predict_sweep()
     first_pool()
