@@ -329,10 +329,15 @@ class _Run:
             if not todo:
                 return
             if attempt == retries:
-                raise BrokenProcessPool(
+                broken = BrokenProcessPool(
                     f"a worker process died {retries + 1} times; {sum(self.done)} of "
                     f"{len(self.done)} tasks finished"
                 )
+                if self.errors == "raise":
+                    raise broken
+                for u in todo:  # errors="return": the unfinished tasks get the error in their place
+                    self.take(u, [None if self.done[i] else broken for i in range(u.start, u.stop)])
+                return
 
     # --------------------------------------------------------------- Dask
     def dask(self, client, units: list[slice], retries: int, desc: str) -> None:

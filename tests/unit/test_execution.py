@@ -149,6 +149,11 @@ def test_a_pool_that_keeps_breaking_gives_up(tmp_path):
     tasks = [(x, str(tmp_path / "died"), str(tmp_path / "log")) for x in range(8)]
     with pytest.raises(BrokenProcessPool, match="died 1 times"):
         map_tasks(die_once, tasks, workers=2, chunk_size=1, progress=False, retries=0)
+    (tmp_path / "died").unlink()
+    out = map_tasks(die_once, tasks, workers=2, chunk_size=1, progress=False, retries=0, errors="return")
+    assert isinstance(out[5], BrokenProcessPool)  # the task that killed its worker
+    finished = [r for r in out if not isinstance(r, BaseException)]
+    assert finished and set(finished) <= {x + 100 for x in range(8)}
 
 
 def _interrupt_after(seconds: float) -> threading.Timer:
