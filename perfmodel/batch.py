@@ -47,7 +47,6 @@ import re
 import time
 import traceback
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -419,6 +418,7 @@ def run_batch(
     out: str | Path,
     *,
     workers: int = 1,
+    scheduler=None,
     force: bool = False,
     progress: bool = True,
 ) -> list[dict]:
@@ -437,29 +437,23 @@ def run_batch(
             records[i] = _reused(job)
         else:
             todo.append(i)
-    bar = _bar(len(jobs), len(jobs) - len(todo), progress)
-    try:
-        if workers <= 1 or len(todo) <= 1:
-            for i in todo:
-                records[i] = run_job(jobs[i])
-                bar.update(1)
-        else:
-            import multiprocessing
+    from perfmodel.execution import Interrupted, map_tasks
 
-            context = multiprocessing.get_context("spawn")  # no forked zmq / threads
-            with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=context) as pool:
-                futures = {pool.submit(run_job, dict(jobs[i])): i for i in todo}
-                for future in as_completed(futures):
-                    i = futures[future]
-                    try:
-                        records[i] = future.result()
-                    except Exception as exc:  # the worker itself died
-                        records[i] = _failed(jobs[i], exc)
-                    bar.update(1)
-    finally:
-        bar.close()
+    interrupted = None
+    try:
+        results = map_tasks(
+            run_job, [dict(jobs[i]) for i in todo], scheduler=scheduler, workers=workers,
+            chunk_size=1, progress=progress, desc="notebooks", unit="run", errors="return",
+        )  # fmt: skip
+    except Interrupted as stop:  # Ctrl-C: finished runs are on disk; summarise them, then stop
+        results, interrupted = stop.results, stop
+    for i, r in zip(todo, results, strict=True):
+        if r is not None:
+            records[i] = _failed(jobs[i], r) if isinstance(r, BaseException) else r
     done = [r for r in records if r is not None]
     write_summary(done, out / SUMMARY_CSV)
+    if interrupted is not None:
+        raise interrupted
     return done
 
 
@@ -475,22 +469,6 @@ def _failed(job: Mapping[str, Any], exc: BaseException) -> dict:
         "parameters": job["parameters"],
         "results": {},
     }
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _bar(total: int, initial: int, enabled: bool):
-    if not enabled:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc="notebooks", unit="run")
 
 
 def summary_frame(records: Iterable[Mapping[str, Any]]):

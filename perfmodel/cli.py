@@ -254,7 +254,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     data = benchmarks.load_benchmarks(args.data) if args.data else None
     report = validate(
-        data, params=args.params, cv=args.cv, workers=args.workers, progress=sys.stderr.isatty()
+        data,
+        params=args.params,
+        cv=args.cv,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        progress=sys.stderr.isatty(),
     )
     table = report.figures[
         ["figure_id", "source", "metric", "recorded", "predicted", "rel_error", "in_band", "gap"]
@@ -407,7 +412,12 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
         notebooks, batch.expand(spec["grid"], fixed), args.out, timeout_s=args.timeout, html=not args.no_html
     )
     records = batch.run_batch(
-        jobs, args.out, workers=args.workers, force=args.force, progress=sys.stderr.isatty()
+        jobs,
+        args.out,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        force=args.force,
+        progress=sys.stderr.isatty(),
     )
     failed = [r for r in records if r["status"] != "ok"]
     reused = sum(bool(r["reused"]) for r in records)
@@ -541,7 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="leave-one-out or leave-one-source-out refits (default: in-sample)",
     )
-    val.add_argument("--workers", type=int, default=None, help="processes for cross-validation refits")
+    with_execution(val)
     val.set_defaults(func=_cmd_validate)
     sz = with_format(
         sub.add_parser("size", help="minimum nodes per platform for a throughput target and p99 SLO")
@@ -574,6 +584,12 @@ def build_parser() -> argparse.ArgumentParser:
     nbr.add_argument("--grid", default=None, help="grid YAML (see notebooks/grids/)")
     nbr.add_argument("--out", default="out/notebooks", help="output folder (default: out/notebooks)")
     nbr.add_argument("--workers", type=int, default=1, help="notebooks run at once (default 1)")
+    nbr.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="tcp://HOST:PORT",
+        help="run the notebooks on an existing Dask cluster (default: this machine)",
+    )
     nbr.add_argument("--force", action="store_true", help="re-run completed runs too")
     nbr.add_argument(
         "-p",

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +32,7 @@ import pandas as pd
 from perfmodel._data import data_dir
 from perfmodel.benchmarks import load_benchmarks
 from perfmodel.calibration import DEFAULT_FREE, CalibrationResult, calibrate, usable_figures
+from perfmodel.execution import map_tasks
 from perfmodel.figures import predict_figures
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.units import UNITS
@@ -235,6 +234,7 @@ def validate(
     priors="start",
     fit: CalibrationResult | None = None,
     workers: int | None = None,
+    scheduler=None,
     max_nfev: int = 10,
     band_draws: int = 0,
     progress: bool = False,
@@ -280,25 +280,14 @@ def validate(
         for fold in folds
     ]
     predicted = np.full(len(used), np.nan)
-    workers = workers or min(len(jobs), os.cpu_count() or 1)
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = pool.map(_refit_predict, jobs)
-            for fold, values in _progress(zip(folds, results, strict=True), len(folds), progress):
-                predicted[fold] = values
-    else:
-        for fold, job in _progress(zip(folds, jobs, strict=True), len(folds), progress):
-            predicted[fold] = _refit_predict(job)
+    refits = map_tasks(
+        _refit_predict, jobs, scheduler=scheduler, workers=workers, chunk_size=1,
+        progress=progress, desc="refits", unit="fit",
+    )  # fmt: skip
+    for fold, values in zip(folds, refits, strict=True):
+        predicted[fold] = values
     in_sample = predict_figures(used, params)["predicted"].to_numpy()
     return ValidationReport(_columns(used, predicted, in_sample=in_sample), excluded, f"cv={cv}", len(free))
-
-
-def _progress(iterable, total: int, enabled: bool):
-    if not enabled:
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, total=total, desc="refits", unit="fit")
 
 
 def plot_predicted_vs_recorded(report: ValidationReport, ax=None):

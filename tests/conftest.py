@@ -25,3 +25,32 @@ def shared_dir() -> Path:
     if not (SHARED / "seeds").is_dir():
         pytest.skip("shared/ (seed documents) is not beside this checkout")
     return SHARED
+
+
+def _tiny_notebook(folder, name="tiny.ipynb"):
+    """A notebook that writes summary.json and raises when x == fail_on."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell(
+        'x = 1  # a number [-]\nfail_on = -1  # the x that raises [-]\noutput_dir = "."  # result folder'
+    )
+    params.metadata["tags"] = ["parameters"]
+    body = nbformat.v4.new_code_cell(
+        "import json, pathlib\n"
+        "if x == fail_on:\n"
+        "    raise RuntimeError(f'deliberate failure at x={x}')\n"
+        "pathlib.Path(output_dir, 'summary.json').write_text(json.dumps({'double': 2 * x}))"
+    )
+    nb.cells = [params, body]
+    path = folder / name
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def tiny_notebook():
+    """Factory ``tiny_notebook(folder, name=...) -> path`` of a one-cell papermill notebook
+    (parameters ``x``, ``fail_on``, ``output_dir``; writes ``{"double": 2 x}``)."""
+    return _tiny_notebook

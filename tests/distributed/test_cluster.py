@@ -3,7 +3,6 @@ a worker killed mid-run loses nothing and duplicates nothing."""
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from pathlib import Path
@@ -68,12 +67,22 @@ def test_the_same_command_runs_locally_and_on_the_cluster(dask_cluster, capsys):
         assert capsys.readouterr().out == local
 
 
-def test_notebook_batch_on_the_cluster_equals_the_local_run(dask_cluster):
-    """Hook for `perfmodel notebooks run --scheduler`: active once run_batch takes a scheduler."""
-    batch = pytest.importorskip("perfmodel.batch")
-    if "scheduler" not in inspect.signature(batch.run_batch).parameters:
-        pytest.skip("perfmodel.batch.run_batch does not run on the execution layer yet")
-    pytest.fail("write this test: a two-notebook batch with scheduler=dask_cluster.address vs workers=1")
+def test_notebook_batch_on_the_cluster_equals_the_local_run(dask_cluster, tmp_path, tiny_notebook):
+    """`perfmodel notebooks run --scheduler`: the same runs, results and summary as on this machine,
+    a failing run recorded on the cluster as locally."""
+    from perfmodel import batch
+
+    path = tiny_notebook(tmp_path)
+    summaries = {}
+    for where, kwargs in (("local", {"workers": 1}), ("cluster", {"scheduler": dask_cluster.address})):
+        out = tmp_path / where
+        jobs = batch.plan_jobs([path], batch.expand({"x": [1, 2, 3]}, {"fail_on": 2}), out, html=False)
+        records = batch.run_batch(jobs, out, progress=False, **kwargs)
+        assert [r["status"] for r in records] == ["ok", "failed", "ok"]
+        summary = pd.read_csv(out / batch.SUMMARY_CSV)
+        summaries[where] = summary.drop(columns=[c for c in summary if c in ("duration_s", "output_dir")])
+    pd.testing.assert_frame_equal(summaries["local"], summaries["cluster"], check_exact=True)
+    assert list(summaries["cluster"]["double"].dropna()) == [2, 6]
 
 
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(fresh_cluster, tmp_path):

@@ -4,33 +4,11 @@ from __future__ import annotations
 
 import json
 
-import nbformat
 import pandas as pd
 import pytest
 
 from perfmodel import batch
 from perfmodel.cli import main
-
-
-def tiny_notebook(folder, name="tiny.ipynb"):
-    """A notebook that writes summary.json and raises when x == fail_on."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell(
-        'x = 1  # a number [-]\nfail_on = -1  # the x that raises [-]\noutput_dir = "."  # result folder'
-    )
-    params.metadata["tags"] = ["parameters"]
-    body = nbformat.v4.new_code_cell(
-        "import json, pathlib\n"
-        "if x == fail_on:\n"
-        "    raise RuntimeError(f'deliberate failure at x={x}')\n"
-        "pathlib.Path(output_dir, 'summary.json').write_text(json.dumps({'double': 2 * x}))"
-    )
-    nb.cells = [params, body]
-    path = folder / name
-    nbformat.write(nb, path)
-    return path
-
 
 # ---------------------------------------------------------------------- fast: no kernel
 
@@ -69,7 +47,7 @@ def test_parse_value_reads_yaml():
     assert batch.parse_value("true") is True and batch.parse_value("QUORUM") == "QUORUM"
 
 
-def test_parameter_checks_name_the_notebook_and_parameter(tmp_path):
+def test_parameter_checks_name_the_notebook_and_parameter(tmp_path, tiny_notebook):
     path = tiny_notebook(tmp_path)
     assert batch.check_parameters(path, {"x": 3.0}) == {"x": 3}  # integral float -> int
     with pytest.raises(batch.GridError, match=r"tiny.ipynb: unknown parameter 'y'"):
@@ -126,7 +104,7 @@ def test_bad_parameter_fails_fast_before_any_kernel(tmp_path, monkeypatch, capsy
 
 
 @pytest.mark.slow
-def test_a_failing_run_is_recorded_and_the_rest_resume(tmp_path):
+def test_a_failing_run_is_recorded_and_the_rest_resume(tmp_path, tiny_notebook):
     path = tiny_notebook(tmp_path)
     out = tmp_path / "out"
     grid = tmp_path / "grid.yaml"
