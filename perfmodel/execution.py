@@ -329,9 +329,15 @@ class _Run:
             if not todo:
                 return
             if attempt == retries:
+                hint = ""
+                if not any(self.done) and getattr(sys.modules.get("__main__"), "__file__", None):
+                    hint = (
+                        "; worker processes import your script first: put the calls under "
+                        "`if __name__ == '__main__':`, or pass workers=1 to run in this process"
+                    )
                 broken = BrokenProcessPool(
                     f"a worker process died {retries + 1} times; {sum(self.done)} of "
-                    f"{len(self.done)} tasks finished"
+                    f"{len(self.done)} tasks finished{hint}"
                 )
                 if self.errors == "raise":
                     raise broken
