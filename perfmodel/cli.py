@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 import perfmodel
@@ -382,10 +383,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
     _emit(sized[SIZE_TABLE].round(3), "table")
     best = sized[sized.feasible].iloc[0] if sized.feasible.any() else None
     if best is not None:
+        upper = best.latency_p99_ms_upper
+        # an infinite upper bound: some parameter draws saturate a station at this size
+        upper_text = f"{upper:.2f} ms" if np.isfinite(upper) else "saturated in some parameter draws"
         print(
             f"\nFewest nodes: {int(best.nodes)} x {best.platform} at SMT{int(best.threads_per_core)} "
             f"(binding: {best.binding}; p99 {best.latency_p99_ms:.2f} ms, 90% band "
-            f"{best.latency_p99_ms_lower:.2f}-{best.latency_p99_ms_upper:.2f} ms)."
+            f"{best.latency_p99_ms_lower:.2f} ms to {upper_text})."
         )
     print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")
     return 0
