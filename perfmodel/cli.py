@@ -24,6 +24,7 @@ import pandas as pd
 import perfmodel
 from perfmodel import benchmarks, catalog, units
 from perfmodel.errors import DataError, UnknownNameError
+from perfmodel.sizing import TABLE_COLUMNS
 
 FORMATS = ("table", "csv", "json")
 
@@ -287,18 +288,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-SIZE_TABLE = [
-    "platform",
-    "threads_per_core",
-    "nodes",
-    "binding",
-    "latency_p99_ms",
-    "latency_p99_ms_lower",
-    "latency_p99_ms_upper",
-    "max_utilization",
-    "bottleneck",
-    "reason",
-]
+#: the sizing table as printed (feasibility shows as an empty ``reason``)
+SIZE_TABLE = [c for c in TABLE_COLUMNS if c != "feasible"]
 
 
 def _cmd_size(args: argparse.Namespace) -> int:

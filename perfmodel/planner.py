@@ -14,21 +14,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from perfmodel import studies
+from perfmodel.sizing import TABLE_COLUMNS
 
 #: sizing-table columns the planner shows
-PLAN_COLUMNS = [
-    "platform",
-    "threads_per_core",
-    "nodes",
-    "feasible",
-    "binding",
-    "latency_p99_ms",
-    "latency_p99_ms_lower",
-    "latency_p99_ms_upper",
-    "max_utilization",
-    "bottleneck",
-    "reason",
-]
+PLAN_COLUMNS = TABLE_COLUMNS
 CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
 
 

@@ -39,6 +39,20 @@ DEFAULT_PLATFORMS = (
     "kunpeng-r722",
 )
 CONSTRAINTS = ("replication", "capacity", "throughput", "slo")
+#: the columns a sizing table shows (the CLI, the report, the planner)
+TABLE_COLUMNS = [
+    "platform",
+    "threads_per_core",
+    "nodes",
+    "feasible",
+    "binding",
+    "latency_p99_ms",
+    "latency_p99_ms_lower",
+    "latency_p99_ms_upper",
+    "max_utilization",
+    "bottleneck",
+    "reason",
+]
 
 
 def node_capacity_bytes(platform: Platform) -> float:
