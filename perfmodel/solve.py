@@ -217,9 +217,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
 
     def burst_wait(xv, sub):
         """Extra cycle time from bursts at throughput ``xv`` and its derivative in ``xv``."""
-        y = xv * y_per_x[sub]
-        h = storage.closed_loop_burst(y)[3]
-        dh = storage.closed_loop_burst_slope(y) * y_per_x[sub]
+        h, dh_dy = storage._burst_h(xv * y_per_x[sub])
+        dh = dh_dy * y_per_x[sub]
         duty = np.minimum(xv * duty_per_op[sub], 1.0)
         d_duty = np.where(xv * duty_per_op[sub] < 1.0, duty_per_op[sub], 0.0)
         scale = fr[sub] * burst_delay[sub]

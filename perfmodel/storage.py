@@ -216,18 +216,22 @@ def closed_loop_burst(visits_per_backlog):
     var_t = 1.0 / ys**2 - ratio
     mean = np.where(small, 0.5 + y / 12, 1.0 - mean_t)
     var = np.where(small, 1.0 / 12 - y**2 / 240, np.maximum(var_t, 0.0))
-    h = np.where(small, 0.5 - y / 6 + y**2 / 24, (ys + em1) / ys**2)
-    return share, mean, var, h
+    return share, mean, var, _burst_h(y)[0]
 
 
 def closed_loop_burst_slope(visits_per_backlog):
     """``dh/dy`` of :func:`closed_loop_burst`'s ``h(y) = (y - 1 + e^-y) / y^2`` [-]."""
-    y = in_range(visits_per_backlog, "visits_per_backlog", 0.0)
-    small = y < 1e-3
+    return _burst_h(in_range(visits_per_backlog, "visits_per_backlog", 0.0))[1]
+
+
+def _burst_h(y):
+    """``h(y)`` and ``dh/dy`` without input checks (the closed-loop solver's inner loop)."""
+    small = y < 1e-3  # series below 1e-3 (cancellation), closed forms above
     ys = np.where(small, 1.0, y)
-    em1 = np.expm1(-ys)
-    exact = -em1 / ys**2 - 2.0 * (ys + em1) / ys**3
-    return np.where(small, -1.0 / 6 + y / 12, exact)
+    em1 = np.expm1(-ys)  # e^-y - 1
+    h = np.where(small, 0.5 - y / 6 + y**2 / 24, (ys + em1) / ys**2)
+    dh = np.where(small, -1.0 / 6 + y / 12, -em1 / ys**2 - 2.0 * (ys + em1) / ys**3)
+    return h, dh
 
 
 def burst_starvation(duty, devices, visits_per_backlog, population_ratio):
