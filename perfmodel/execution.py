@@ -16,9 +16,9 @@ ran where. The backend is chosen by :func:`choose_backend`:
   (default: the cores this process may use). It is a
   :class:`concurrent.futures.ProcessPoolExecutor` whose processes are forked
   from a *fork server* that has imported perfmodel once (measured on this
-  2-core machine: 1.0 s for the first pool of a session, 13 ms for later
-  ones, 0.1 ms per task; a Dask ``LocalCluster`` takes 1.7 s to start,
-  0.5 s to close and 1.7 ms per task -- see ``docs/distributed.md``);
+  2-core machine: 0.45 s for the first pool of a session, 20 ms for later
+  ones, 0.1 ms per task; a Dask ``LocalCluster`` takes 0.5 s to start,
+  0.2-0.3 s to close and 1.8 ms per task -- see ``docs/distributed.md``);
 * ``scheduler="tcp://host:port"``: an existing Dask cluster, through
   :class:`distributed.Client` (a ``Client`` object is accepted too and left
   open); ``scheduler="local"``: a throw-away Dask ``LocalCluster`` of

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from perfmodel._validate import as_array, broadcast
 
@@ -197,8 +197,8 @@ def kth_order_cdf(cdf_values, k, n) -> np.ndarray:
     -------
     numpy.ndarray
         P(X_(k:n) <= t) = sum_{j=k}^{n} C(n, j) F^j (1 - F)^(n - j)
-        = P(Binomial(n, F) >= k), computed as ``scipy.stats.binom.sf(k - 1, n, F)``
-        (the regularized incomplete beta I_F(k, n - k + 1)); k = n gives F^n
+        = P(Binomial(n, F) >= k), computed as the regularized incomplete beta
+        I_F(k, n - k + 1) (``scipy.special.betainc``); k = n gives F^n
         and k = 1 gives 1 - (1 - F)^n in closed form, so n = 1 returns F
         unchanged.
 
@@ -211,7 +211,7 @@ def kth_order_cdf(cdf_values, k, n) -> np.ndarray:
         raise ValueError("cdf_values: must lie in [0, 1]")
     k, n = _order(k, n)
     f, k, n = broadcast(cdf_values=f, k=k, n=n)
-    general = stats.binom.sf(k - 1.0, n, f)
+    general = special.betainc(k, n - k + 1.0, f)
     with np.errstate(divide="ignore"):
         at_least_one = -np.expm1(n * np.log1p(-f))
     out = np.where(k == 1, at_least_one, general)

@@ -31,6 +31,7 @@ and a mixture for reads that meet a background write burst.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -437,10 +438,11 @@ def _small_shape_log_quantile(q, k):
     return (np.log(q) + special.gammaln(k + 1.0)) / k
 
 
-_RESIDUALS = {
-    q: np.log(special.gammaincinv(np.exp(_LOG_SHAPES), q)) - _small_shape_log_quantile(q, np.exp(_LOG_SHAPES))
-    for q in _TABLE_LEVELS
-}
+@functools.cache
+def _residuals(q: float) -> np.ndarray:
+    """The residual table of level ``q`` on ``_LOG_SHAPES`` (built on first use: ~25 ms a level)."""
+    shapes = np.exp(_LOG_SHAPES)
+    return np.log(special.gammaincinv(shapes, q)) - _small_shape_log_quantile(q, shapes)
 
 
 def gamma_ppf(q: float, mean, var):
@@ -460,9 +462,9 @@ def gamma_ppf(q: float, mean, var):
         k = mean * mean / var
         theta = var / mean
         logk = np.log(k)
-        if q in _RESIDUALS:
+        if q in _TABLE_LEVELS:
             inside = (logk >= _LOG_SHAPES[0]) & (logk <= _LOG_SHAPES[-1])
-            unit = np.exp(np.interp(logk, _LOG_SHAPES, _RESIDUALS[q]) + _small_shape_log_quantile(q, k))
+            unit = np.exp(np.interp(logk, _LOG_SHAPES, _residuals(q)) + _small_shape_log_quantile(q, k))
             outside = ~inside & np.isfinite(k) & (k > 0)
             if outside.any():
                 unit = np.array(unit, dtype=float)

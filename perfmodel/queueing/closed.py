@@ -66,6 +66,8 @@ Networks. North-Holland.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 from typing import NamedTuple
 
 import numpy as np
@@ -73,14 +75,10 @@ import numpy as np
 from perfmodel.queueing._validate import as_array
 from perfmodel.queueing.stations import LoadDependentRate
 
-try:  # numba is optional: the numpy kernel below gives the same numbers
-    import numba as _numba
-except ImportError:  # pragma: no cover - exercised when numba is absent
-    _numba = None
-
 __all__ = ["ClosedNetworkResult", "closed_network", "parse_stations", "HAVE_NUMBA"]
 
-HAVE_NUMBA = _numba is not None
+# numba is optional: the numpy kernel below gives the same numbers
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
 # flush marginal probabilities below this to zero (their weight is < 1e-290 of
 # any residence time) so that subnormal arithmetic cannot slow the loop down
@@ -242,10 +240,19 @@ def _mva_numpy(n_max, z, dq, dl, alpha, m, inv_peak, w, xcomp, comp_empty, x, r,
             p[(p < _TINY) | ~keep] = 0.0
 
 
-if _numba is not None:
-    _mva_kernel = _numba.njit(cache=True, nogil=True)(_mva_loop)
-else:  # pragma: no cover
-    _mva_kernel = _mva_numpy
+@functools.cache
+def _mva_kernel():
+    """The MVA loop compiled by numba, else the numpy kernel.
+
+    numba is imported on first use, not with perfmodel: it costs ~0.1 s, which
+    every process would pay (worker processes, the command line) even when no
+    network is solved by exact MVA.
+    """
+    if not HAVE_NUMBA:  # pragma: no cover
+        return _mva_numpy
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_mva_loop)
 
 
 class _Net:
@@ -557,7 +564,7 @@ def _solve_one(d, servers, z, n_max, method) -> ClosedNetworkResult:
     if method == "auto":
         method = "mva" if nl <= 8 else "convolution"
     if method == "mva":
-        x, r, q = _run_mva(net, n_max, tuple(range(nl)), {}, _mva_kernel)
+        x, r, q = _run_mva(net, n_max, tuple(range(nl)), {}, _mva_kernel())
     else:
         x, r, q = _run_convolution(net, n_max)
     x = x[1:]

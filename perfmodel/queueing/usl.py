@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize
 
 from perfmodel.queueing._validate import as_array, broadcast
 
@@ -177,6 +176,8 @@ def _fit(n, throughput, model: str, sigma_weights=None) -> ScalabilityFit:
             return _usl(nn, lam, sigma, 0.0)
 
         p0 = [lam0, 0.01]
+    from scipy import optimize  # here: importing it costs worker processes ~0.1 s at start
+
     popt, pcov = optimize.curve_fit(
         f,
         n,

@@ -25,41 +25,16 @@ Asmussen, S. (2003). Applied Probability and Queues, 2nd ed., sec. XII.2.
 
 from __future__ import annotations
 
-import numba
+import functools
+
 import numpy as np
 
 from perfmodel.sim.config import SimConfig
 from perfmodel.sim.results import READ, WRITE, Records
 
 
-@numba.njit(cache=True)
-def _heapreplace(row, value):  # pragma: no cover - compiled
-    """Replace the smallest of a binary min-heap stored in ``row`` by ``value``."""
-    n = row.size
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= n:
-            break
-        child = left
-        right = left + 1
-        if right < n and row[right] < row[left]:
-            child = right
-        if row[child] >= value:
-            break
-        row[i] = row[child]
-        i = child
-    row[i] = value
-
-
-@numba.njit(cache=True)
-def fcfs_station(arrival, service, instance, instances, servers, begin):  # pragma: no cover - compiled
-    """Start times [s] of FCFS service for arrivals in time order (Kiefer-Wolfowitz).
-
-    ``arrival`` [s] sorted ascending, ``service`` [s], ``instance`` (index of
-    the station instance each one visits, in ``0 .. instances - 1``),
-    ``servers`` per instance; ``begin`` (output) receives each start [s].
-    """
+def _fcfs_loop(arrival, service, instance, instances, servers, begin):  # pragma: no cover - compiled
+    """:func:`fcfs_station`'s loop, compiled by numba (the free times of each instance: a binary min-heap)."""
     free = np.zeros((instances, servers))
     for j in range(arrival.size):
         t = arrival[j]
@@ -67,10 +42,38 @@ def fcfs_station(arrival, service, instance, instances, servers, begin):  # prag
         f = row[0]
         b = t if t > f else f
         begin[j] = b
-        if servers == 1:
-            row[0] = b + service[j]
-        else:
-            _heapreplace(row, b + service[j])
+        value = b + service[j]
+        # replace the heap's smallest (row[0]) by value and sift it down
+        i = 0
+        while True:
+            child = 2 * i + 1
+            if child >= servers:
+                break
+            if child + 1 < servers and row[child + 1] < row[child]:
+                child += 1
+            if row[child] >= value:
+                break
+            row[i] = row[child]
+            i = child
+        row[i] = value
+
+
+@functools.cache
+def _compiled_fcfs_loop():
+    """:func:`_fcfs_loop` compiled (numba is imported here, on first use: importing it costs ~0.1 s)."""
+    import numba
+
+    return numba.njit(cache=True)(_fcfs_loop)
+
+
+def fcfs_station(arrival, service, instance, instances, servers, begin) -> None:
+    """Start times [s] of FCFS service for arrivals in time order (Kiefer-Wolfowitz).
+
+    ``arrival`` [s] sorted ascending, ``service`` [s], ``instance`` (index of
+    the station instance each one visits, in ``0 .. instances - 1``),
+    ``servers`` per instance; ``begin`` (output) receives each start [s].
+    """
+    _compiled_fcfs_loop()(arrival, service, instance, instances, servers, begin)
 
 
 def lindley(arrival, service) -> np.ndarray:

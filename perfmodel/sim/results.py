@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from perfmodel.sim.config import SimConfig
 
@@ -72,7 +72,7 @@ def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     mean = float(x.mean())
     if x.size < 2:
         return mean, np.nan, np.nan
-    half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    half = float(special.stdtrit(x.size - 1, 0.5 + level / 2) * x.std(ddof=1) / np.sqrt(x.size))
     return mean, mean - half, mean + half
 
 

@@ -128,7 +128,7 @@ def _run_replication(task: dict) -> tuple[dict, object]:
 
 
 #: below this many simulated requests in all [count], ``workers=None`` runs in this process:
-#: about 1 s of the SimPy engine, the first local pool's start-up (docs/distributed.md)
+#: about 1 s of the SimPy engine, twice the first local pool's start-up (docs/distributed.md)
 PARALLEL_MIN_REQUESTS = 200_000
 #: simulated requests per scheduled unit at least [count] (~0.3 s of the SimPy engine), so
 #: that tiny replications do not drown in per-unit overhead on a large cluster

@@ -198,7 +198,7 @@ def test_textbook_recursion_fails_where_ours_does_not(big_solutions):
 def test_numpy_kernel_matches_numba_kernel():
     net = closed_mod._Net(np.array(BIG_D), BIG_S, BIG_Z)
     a = closed_mod._run_mva(net, 3000, (0, 1), {}, closed_mod._mva_numpy)
-    b = closed_mod._run_mva(net, 3000, (0, 1), {}, closed_mod._mva_kernel)
+    b = closed_mod._run_mva(net, 3000, (0, 1), {}, closed_mod._mva_kernel())
     for u, v in zip(a, b, strict=True):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-300)
 
