@@ -135,8 +135,12 @@ def burst_visits(net: Network, throughput, population=None):
         return np.zeros_like(x)
     n = np.asarray(population, dtype=float)
     return (
-        x / n * net.read_fraction * np.asarray(net.burst_reach, dtype=float)
-        * np.asarray(net.burst_backlog, dtype=float) / np.asarray(net.burst_devices, dtype=float)
+        x
+        / n
+        * net.read_fraction
+        * np.asarray(net.burst_reach, dtype=float)
+        * np.asarray(net.burst_backlog, dtype=float)
+        / np.asarray(net.burst_devices, dtype=float)
     )
 
 
@@ -224,6 +228,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         d_duty = np.where(xv * duty_per_op[sub] < 1.0, duty_per_op[sub], 0.0)
         scale = fr[sub] * burst_delay[sub]
         return scale * duty * h, scale * (d_duty * h + duty * dh)
+
     a_r, a_w = dr / c, dw / c
     copies = net.copies[:, None]
     load = net.load_write[:, qc]  # background work per write replica: queued, not waited for
