@@ -352,6 +352,24 @@ _MODEL_SOURCES = (
 SHIPPED_PRIORS = "start"
 
 
+def _code_digest(source: str) -> bytes:
+    """The syntax tree of Python source without docstrings: layout, comments and docs do not stale a fit."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body:
+            first = body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
+
+
 def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS) -> str:
     """SHA-256 of what a fit depends on: recorded figures, starting set, free list, priors, model code."""
     import hashlib
@@ -365,7 +383,7 @@ def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS
     here = Path(__file__).resolve().parent
     digest.update((here / "parameters" / "default.json").read_bytes())
     for name in _MODEL_SOURCES:
-        digest.update(name.encode() + (here / name).read_bytes())
+        digest.update(name.encode() + _code_digest((here / name).read_text()))
     for path in sorted((data_dir() / "hardware").glob("*.yaml")):
         digest.update(path.name.encode() + path.read_bytes())
     digest.update(json.dumps([list(free), priors]).encode())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import perfmodel
-from perfmodel.calibration import DEFAULT_FREE, fingerprint
+from perfmodel.calibration import DEFAULT_FREE, _code_digest, fingerprint
 
 PARAMETERS = Path(perfmodel.__file__).resolve().parent / "parameters"
 
@@ -52,3 +52,10 @@ def test_every_seed_system_predicts_with_each_set(name):
 
     out = predict_figures(perfmodel.load_benchmarks(), name)
     assert out.predicted.notna().sum() >= 150
+
+
+def test_the_fingerprint_sees_code_not_layout_comments_or_docstrings():
+    base = _code_digest('def f(x):\n    """Doc."""\n    return 2 * x\n')
+    assert _code_digest('def f(x):\n    """Other doc."""\n\n    return 2 * x  # comment\n') == base
+    assert _code_digest("def f(x):\n    return 3 * x\n") != base
+    assert _code_digest('def f(x):\n    """Doc."""\n    return 2 * x\nK = 1\n') != base
