@@ -49,6 +49,7 @@ import os
 import signal
 import sys
 import uuid
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -157,7 +158,29 @@ def choose_backend(n_tasks: int, scheduler=None, workers: int | None = None) -> 
         )
     if workers == 1 or n_tasks <= 1 or _inside_worker():
         return "serial", 1
+    if not _main_is_importable():
+        warnings.warn(
+            "worker processes cannot start from a script read from standard input (they import "
+            "__main__ from its file): running in this process; save the script to a file to use "
+            "local workers",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return "serial", 1
     return "processes", int(min(workers or available_cores(), n_tasks))
+
+
+def _main_is_importable() -> bool:
+    """False when ``__main__`` names a file that does not exist (``python - < script``).
+
+    Local workers (fork server and spawn) re-import ``__main__`` from its file;
+    ``python -c``, notebooks and ``python -m`` have no such file and are fine.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(getattr(main, "__spec__", None), "name", None):
+        return True
+    return os.path.exists(path)
 
 
 def _inside_worker() -> bool:

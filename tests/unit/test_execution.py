@@ -278,3 +278,20 @@ def test_cli_results_do_not_depend_on_workers(capsys):
     assert "throughput_ops_s" in outputs[0] and "replications" in outputs[2]
     assert main(["predict", wl, "--platform", "power8-s821lc-10c", "--format", "csv"]) == 0
     assert "configuration" not in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_script_read_from_stdin_runs_in_process_with_a_warning():
+    # workers re-import __main__ from its file; '<stdin>' has none, so the pool could never start
+    import subprocess
+    import sys
+
+    script = (
+        "from perfmodel.execution import map_tasks\n"
+        "print(map_tasks(abs, [-1, -2, 3], workers=2, progress=False))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1, 2, 3]"
+    assert "standard input" in out.stderr
