@@ -39,8 +39,12 @@ class SimConfig:
     exponential) or open Poisson arrivals at ``arrival_rate`` [1/s]; flushes:
     every completed write replica adds ``flush_bytes_per_write`` [B] to its
     node's memtable, and each ``flush_ios x 512 KiB`` accumulated is written
-    as ``flush_ios`` I/Os of mean occupancy ``flush_io_time`` [s] on that
-    node's devices (station ``device_station``). ``family`` is the shape of
+    as ``flush_ios`` I/Os of mean occupancy ``flush_io_time`` [s] and SCV
+    ``flush_io_scv`` on that node's devices (station ``device_station``;
+    default 0: a 512 KiB sequential write takes its transfer time, so a
+    flush drains in ``QD x 512 KiB / bandwidth``, the analytic backlog --
+    with exponential times the flush would last until the slowest of its
+    I/Os, several times longer). ``family`` is the shape of
     services whose SCV is neither 0 nor 1; ``service`` maps a station name to
     a distribution whose *shape* replaces it (rescaled to the demand's mean).
     ``read_visit`` (optional, one per station): the probability that a read
@@ -64,6 +68,7 @@ class SimConfig:
     flush_bytes_per_write: float = 0.0
     flush_ios: int = 0
     flush_io_time: float = 0.0
+    flush_io_scv: float = 0.0
     device_station: int = STATIONS.index("device")
     stations: tuple = STATIONS
     family: str = "gamma"

@@ -160,10 +160,7 @@ class Engine:
             self.flush_bytes = cfg.flush_ios * storage.FLUSH_IO_BYTES
             self.memtable = (rng.random(n) * self.flush_bytes).tolist()
             self.burst_until = [0.0] * n
-            dev = cfg.device_station
-            bg = from_moments(cfg.flush_io_time, cfg.scv[dev], family=cfg.family)
-            if cfg.stations[dev] in cfg.service:
-                bg = cfg.service[cfg.stations[dev]].scaled(cfg.flush_io_time)
+            bg = from_moments(cfg.flush_io_time, cfg.flush_io_scv, family=cfg.family)
             self.bg_service = _stream(lambda: bg.sample(rng, BLOCK))
         self.burst_time = 0.0
         # records
