@@ -76,6 +76,9 @@ class Network:
     burst_backlog: np.ndarray | float = 0.0
     burst_reach: np.ndarray | float = 0.0
     burst_devices: np.ndarray | float = 1.0
+    #: writes held by memtable back-pressure: the share of writes one client's stall
+    #: catches [-] (copies / (nodes x writes per flush)); 0: unknown, every write waits
+    stall_share: np.ndarray | float = 0.0
     load_write: np.ndarray | float = 0.0
     v_read: np.ndarray | None = None
     v_write: np.ndarray | None = None
@@ -105,6 +108,11 @@ class Solution:
     saturated: np.ndarray
     iterations: int
     wait_probability_write: np.ndarray | None = None  # per write replica (M, K)
+    #: memtable back-pressure where its shape is known (``Network.stall_share``): mean
+    #: stall per write [s] (M,), *not* in ``r_write`` / ``w_write``, and the share of
+    #: writes that stall [-] (M,); each stalled write waits write_stall / probability
+    write_stall: np.ndarray | None = None
+    write_stall_probability: np.ndarray | None = None
 
 
 def ack_factors(copies, acks):
@@ -293,6 +301,16 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # builds while they are released from a burst; reads and writes both wait in it
     surge = np.where(short & (x_burst < x_cap), (n / x - cycle_x) / np.maximum(fr + gw, 1e-300), 0.0)
     stall = np.where((fw > 0) & short & ~(surge > 0), (n / x - cycle_x) / np.maximum(gw, 1e-300), 0.0)
+    # Memtable back-pressure (RocksDB max_write_buffer_number, Cassandra / ScyllaDB memtable
+    # limits): a write that finds the next memtable full waits for the flush to drain, and a
+    # stall catches each client once, as its next write: a share N x stall_share of writes
+    # stall (the simulator shows exactly this share), each waiting stall / share. Where that
+    # share is known the stall is kept apart (its waits are long and rare, not exponential).
+    share = np.broadcast_to(np.asarray(net.stall_share, dtype=float), n.shape)
+    shaped = (stall > 0) & (share > 0)
+    write_stall = np.where(shaped, stall * net.ack_mean, 0.0)  # per write, the ack wait included
+    write_stall_p = np.where(shaped, np.minimum(n * share, 1.0), 1.0)
+    stall = np.where(shaped, 0.0, stall)
     surged = np.flatnonzero(surge > 0)
     surge_col = np.argmax(a_req / m, axis=1)[surged]
     stalled = np.flatnonzero(stall > 0)
@@ -347,6 +365,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         np.zeros(size, dtype=bool),
         rounds,
         wide(pw_wq),
+        write_stall,
+        write_stall_p,
     )
 
 
