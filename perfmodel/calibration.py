@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import optimize
 
 from perfmodel.benchmarks import load_benchmarks
-from perfmodel.figures import predict_figures
+from perfmodel.figures import FigurePlan, predict_figures
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.units import UNITS
 
@@ -75,18 +75,45 @@ def _exp(x):
         return np.exp(x)
 
 
+def recorded_values(table: pd.DataFrame) -> np.ndarray:
+    """Recorded values on the scale predictions use: SI for absolute figures, as printed for relative ones."""
+    relative = table["unit"].map(lambda u: UNITS[u].dimension in ("ratio", "pct_change")).to_numpy(bool)
+    return np.where(relative, table["value"], table["value_si"]).astype(float)
+
+
+def bound_sides(table: pd.DataFrame) -> np.ndarray:
+    """Which side of the recorded value the truth lies on: ``"gt"``, ``"lt"`` or ``""`` (a value).
+
+    ``relation`` gt / lt say so directly. A device-, network- or CPU-level
+    maximum over a run bounds the run's mean from above (``lt``) and a
+    minimum bounds it from below (``gt``): the model predicts the mean, which
+    must lie inside the recorded range. (A client-level maximum is a
+    configuration's best result, compared as a value.)
+    """
+    relation = table["relation"].fillna("").to_numpy(object)
+    aggregate = table["aggregate"].fillna("").to_numpy(object) if "aggregate" in table else relation
+    level = table["level"].fillna("").to_numpy(object) if "level" in table else relation
+    run_stat = level != "client"
+    side = np.where(np.isin(relation, ["gt", "lt"]), relation, "")
+    side = np.where((side == "") & run_stat & (aggregate == "max"), "lt", side)
+    side = np.where((side == "") & run_stat & (aggregate == "min"), "gt", side)
+    return side.astype(str)
+
+
+def log_residuals(predicted, recorded, pct, sides) -> np.ndarray:
+    """``log(predicted / recorded)`` (percent changes as ``1 + p/100``), zero inside a bound."""
+    pred = np.asarray(predicted, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(pct, np.log((1 + pred / 100) / (1 + recorded / 100)), np.log(pred / recorded))
+    r = np.where(sides == "gt", np.minimum(r, 0.0), r)
+    return np.where(sides == "lt", np.maximum(r, 0.0), r)
+
+
 def figure_residuals(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Log-ratio residuals and weights of predicted vs recorded figures (see module doc)."""
-    unit_dim = table["unit"].map(lambda u: UNITS[u].dimension)
-    rec = np.where(unit_dim.isin(["ratio", "pct_change"]), table["value"], table["value_si"]).astype(float)
-    pred = table["predicted"].to_numpy(dtype=float)
-    pct = (unit_dim == "pct_change").to_numpy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(pct, np.log((1 + pred / 100) / (1 + rec / 100)), np.log(pred / rec))
-    relation = table["relation"].fillna("").to_numpy()
-    r = np.where(relation == "gt", np.minimum(r, 0.0), r)
-    r = np.where(relation == "lt", np.maximum(r, 0.0), r)
-    weight = np.where(relation == "approx", 0.5, 1.0)
+    pct = (table["unit"] == "pct_change").to_numpy()
+    r = log_residuals(table["predicted"], recorded_values(table), pct, bound_sides(table))
+    weight = np.where(table["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
     return r, weight
 
 
@@ -128,6 +155,8 @@ class CalibrationResult:
     cost_: float = math.nan
     seconds_: float = math.nan
     provenance_: dict = field(default_factory=dict)
+    #: the optimiser stopped on a convergence test (not on ``max_nfev`` or an error)
+    converged_: bool = True
 
     def table(self) -> pd.DataFrame:
         """The free parameters with value, standard error, 95% interval and flags."""
@@ -149,6 +178,9 @@ class CalibrationResult:
         lines = [
             f"calibrated {len(self.free_)} parameters on {len(self.residuals_)} figures "
             f"({len(self.excluded_)} excluded) in {self.seconds_:.1f} s",
+            f"optimiser: {self.provenance_.get('optimizer', '?')} after "
+            f"{self.provenance_.get('evaluations', '?')} evaluations"
+            + ("" if self.converged_ else " -- NOT CONVERGED: raise max_nfev; do not use this fit"),
             f"in-sample |relative error|: median {np.median(err):.1%}, 90th percentile "
             f"{np.percentile(err, 90):.1%}",
             "",
@@ -182,7 +214,7 @@ def calibrate(
     bounds: dict[str, tuple[float, float]] | None = None,
     roles: Sequence[str] = ("measured",),
     name: str = "calibrated",
-    max_nfev: int = 60,
+    max_nfev: int = 200,
     priors: dict[str, tuple[float, float]] | str | None = None,
     catalog=None,
     tol: float = 1e-10,
@@ -203,10 +235,11 @@ def calibrate(
         ``log(p / center) / log(factor)`` (maximum a posteriori): parameters
         the figures barely inform stay near their documented values instead of
         drifting to whatever absorbs a missing mechanism.
-    max_nfev : cap on model evaluations (each one predicts every figure).
+    max_nfev : cap on optimiser steps (each predicts every figure, plus one
+        evaluation per free parameter for the Jacobian); a fit that reaches it
+        has ``converged_`` False.
     catalog : a catalog with the user's own platforms (default: the shipped one).
-    tol : ftol / xtol / gtol of the optimiser (cross-validation refits use a
-        looser one: they start from the full fit).
+    tol : ftol / xtol / gtol of the optimiser.
 
     Raises
     ------
@@ -243,10 +276,14 @@ def calibrate(
     def with_x(x) -> ParameterSet:
         return params.with_values(name=name, **dict(zip(free, np.exp(x), strict=True)))
 
+    plan = FigurePlan(used, catalog)  # the figures' configurations, built once
+    recorded, sides = recorded_values(used), bound_sides(used)
+    pct = (used["unit"] == "pct_change").to_numpy()
+    weight = np.where(used["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
+
     def residuals(x):
-        table = predict_figures(used, with_x(x), catalog)
-        r, w = figure_residuals(table)
-        data = np.where(np.isfinite(r), r, 10.0) * w  # 10: a configuration pushed past capacity
+        r = log_residuals(plan.evaluate(with_x(x))[0], recorded, pct, sides)
+        data = np.where(np.isfinite(r), r, 10.0) * weight  # 10: a configuration pushed past capacity
         return np.concatenate([data, (x - prior_center) / prior_width])
 
     fit = optimize.least_squares(
@@ -294,15 +331,10 @@ def calibrate(
             if c > 0.95 and key not in flags:
                 flags[key] = f"correlated with {other} (r = {c:.2f})"
     fitted = with_x(x)
-    table = predict_figures(used, fitted, catalog)
-    rec = np.where(
-        table["unit"].map(lambda u: UNITS[u].dimension).isin(["ratio", "pct_change"]),
-        table["value"],
-        table["value_si"],
-    ).astype(float)
-    r, _ = figure_residuals(table)
-    residual_table = table[["figure_id", "source_id", "metric", "unit"]].assign(
-        recorded=rec, predicted=table["predicted"].to_numpy(), log_residual=r, rel_error=np.expm1(r)
+    predicted = plan.evaluate(fitted)[0]
+    r = log_residuals(predicted, recorded, pct, sides)
+    residual_table = used[["figure_id", "source_id", "metric", "unit"]].assign(
+        recorded=recorded, predicted=predicted, log_residual=r, rel_error=np.expm1(r)
     )
     from perfmodel import __version__
 
@@ -325,10 +357,12 @@ def calibrate(
             "figures": int(n),
             "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "optimizer": fit.message,
+            "status": int(fit.status),
             "evaluations": int(fit.nfev),
             "uncertainty": "Jacobian (Gauss-Newton covariance)",
             "priors": {k: list(v) for k, v in (priors or {}).items()},
         },
+        converged_=bool(fit.status > 0),
     )
 
 
@@ -390,7 +424,7 @@ def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS
     return digest.hexdigest()
 
 
-def fit_shipped(max_nfev: int = 60) -> CalibrationResult:
+def fit_shipped(max_nfev: int = 200) -> CalibrationResult:
     """The fit behind the shipped ``calibrated`` set: every figure, default free list and priors."""
     return calibrate(params="default", free=DEFAULT_FREE, priors=SHIPPED_PRIORS, max_nfev=max_nfev)
 
@@ -404,36 +438,68 @@ def save_parameter_set(result: CalibrationResult, path: str | Path) -> None:
     )
     doc["fingerprint"] = fingerprint()
     doc["fit"] = {k: v for k, v in result.to_json().items() if k != "parameter_set"}
+    path = Path(path)
+    if path.is_file():  # keep the stored discrepancy until the cross-validation re-estimates it
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        if "discrepancy" in previous:
+            doc["discrepancy"] = previous["discrepancy"]
     Path(path).write_text(json.dumps(doc, indent=1, default=float) + "\n", encoding="utf-8")
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m perfmodel.calibration OUT.json`
-    import sys
+def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - exercised by hand
+    """``python -m perfmodel.calibration [OUT.json] [--fit-only]``: refit the shipped set.
 
-    out = sys.argv[1] if len(sys.argv) > 1 else str(Path(__file__).parent / "parameters" / "calibrated.json")
+    Without ``--fit-only`` (and without ``OUT``) also runs and stores the
+    leave-one-group-out and leave-one-out cross-validation, the model
+    discrepancy and docs/validation.md's tables
+    (:func:`perfmodel.validation_runs.regenerate`; minutes on two cores).
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m perfmodel.calibration", description=main.__doc__)
+    parser.add_argument("out", nargs="?", default=None, help="write the fitted set here instead")
+    parser.add_argument("--fit-only", action="store_true", help="skip cross-validation and docs")
+    parser.add_argument("--workers", type=int, default=None, help="local worker processes for the refits")
+    args = parser.parse_args(argv)
+    out = args.out or str(Path(__file__).parent / "parameters" / "calibrated.json")
     fitted = fit_shipped()
     print(fitted.report())
+    if not fitted.converged_:
+        raise SystemExit("the shipped fit did not converge: nothing written")
     save_parameter_set(fitted, out)
     print(f"wrote {out}")
+    if args.out is None and not args.fit_only:
+        import os
+
+        from perfmodel.validation_runs import regenerate
+
+        # worker processes re-import this module as their __main__ after the fork server
+        # preloaded it; runpy's warning about that is harmless noise
+        os.environ["PYTHONWARNINGS"] = "ignore:'perfmodel.calibration' found in sys.modules:RuntimeWarning"
+
+        regenerate(workers=args.workers)
+    return 0
 
 
-def parameter_draws(fit: CalibrationResult | str | Path | None = None, draws: int = 40, seed: int = 0):
-    """Parameter sets sampled from a fit's uncertainty (log-normal, correlations included).
+if __name__ == "__main__":  # pragma: no cover - `python -m perfmodel.calibration`
+    raise SystemExit(main())
 
-    ``fit``: a :class:`CalibrationResult`, the path of a parameter set written by
-    :func:`save_parameter_set`, or ``None`` for the shipped ``calibrated`` set.
-    Draws are clipped to each parameter's bounds; parameters the fit flagged
-    with an infinite standard error stay at their fitted value.
+
+def fit_uncertainty(fit: CalibrationResult | str | Path | None = None):
+    """A fit's parameters and their covariance in log space.
+
+    ``fit``: a :class:`CalibrationResult`, the path or name of a parameter set
+    written by :func:`save_parameter_set`, or ``None`` for the shipped
+    ``calibrated`` set. Returns ``(base set, free keys, log values, covariance)``;
+    parameters with an unknown (infinite) standard error get zero variance.
     """
     if isinstance(fit, CalibrationResult):
         base, free = fit.params_, list(fit.free_)
         values, stderr, corr = fit.values_, fit.stderr_, fit.correlation_
     else:
-        path = (
-            Path(fit)
-            if fit is not None
-            else Path(__file__).resolve().parent / "parameters" / "calibrated.json"
-        )
+        here = Path(__file__).resolve().parent / "parameters"
+        text = "calibrated" if fit is None else str(fit)
+        path = Path(text) if text.endswith(".json") or "/" in text else here / f"{text}.json"
         doc = json.loads(path.read_text(encoding="utf-8"))
         if "fit" not in doc:
             raise ValueError(f"params: {path} has no fit uncertainty (not written by save_parameter_set)")
@@ -448,8 +514,19 @@ def parameter_draws(fit: CalibrationResult | str | Path | None = None, draws: in
     rel = np.where(np.isfinite(rel), rel, 0.0)
     corr = np.where(np.isfinite(corr), corr, 0.0)
     np.fill_diagonal(corr, 1.0)
+    return base, free, np.log(values), corr * np.outer(rel, rel)
+
+
+def parameter_draws(fit: CalibrationResult | str | Path | None = None, draws: int = 40, seed: int = 0):
+    """Parameter sets sampled from a fit's uncertainty (log-normal, correlations included).
+
+    ``fit``: as :func:`fit_uncertainty`. Draws are clipped to each parameter's
+    bounds; parameters the fit flagged with an infinite standard error stay at
+    their fitted value.
+    """
+    base, free, log_values, cov = fit_uncertainty(fit)
     rng = np.random.default_rng(seed)
-    samples = rng.multivariate_normal(np.log(values), corr * np.outer(rel, rel), size=draws, method="svd")
+    samples = rng.multivariate_normal(log_values, cov, size=draws, method="svd")
     out = []
     for row in samples:
         updates = {}

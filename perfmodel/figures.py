@@ -149,13 +149,13 @@ def _with_baseline(row: Mapping[str, Any]) -> dict[str, Any]:
 def _value(out: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, str]:
     """The predicted number in the figure's metric and SI unit, or NaN and why.
 
-    ``out`` is one row of :func:`perfmodel.predict`'s output.
+    ``out`` is one row of :func:`perfmodel.predict`'s output. For a device-level
+    maximum or minimum over a run this is the model's run mean, which the
+    recorded extreme bounds (:func:`perfmodel.calibration.bound_sides`).
     """
     metric, level = row["metric"], row["level"]
     io_type = row.get("io_type") or ""
     op = row.get("operation")
-    if level != "client" and row.get("aggregate") in ("max", "min"):
-        return math.nan, f"a {row['aggregate']} over a run: the model predicts steady-state means"
     if level == "client":
         if metric in ("latency_mean", "latency_p95", "latency_p99"):
             column = _CLIENT_METRICS[metric]
@@ -248,9 +248,70 @@ _WORKLOAD_ARRAYS = (
 )
 
 
-def predict_configs(configs: list[dict[str, Any]], params: ParameterSet | str | None = None) -> pd.DataFrame:
-    """Evaluate many :func:`figure_config` configurations in one vectorised ``predict`` call."""
-    params = load_parameters(params)
+class FigurePlan:
+    """Recorded figures compiled once into a vectorised ``predict`` call.
+
+    Building a figure's configuration (catalog lookups, workload checks) does
+    not depend on the parameters, so a fit that predicts the same figures
+    hundreds of times compiles them once: :meth:`evaluate` is one
+    :func:`perfmodel.predict` call plus array arithmetic. ``reasons`` says why
+    a figure has no prediction ("" when it has one).
+    """
+
+    def __init__(self, frame: pd.DataFrame, catalog: Catalog | None = None):
+        self.records = frame.to_dict("records")
+        self.catalog = catalog
+        configs: list[dict[str, Any]] = []
+        self._rows: list[tuple[int | None, int | None]] = []
+        self.reasons: list[str] = []
+        for rec in self.records:
+            index = base = None
+            reason = "vendor claim without a measured configuration" if rec.get("role") == "claim" else ""
+            reason = reason or missing_load(rec)
+            if not reason:
+                try:
+                    configs.append(figure_config(rec, catalog))
+                    index = len(configs) - 1
+                    if UNITS[rec["unit"]].dimension in ("ratio", "pct_change"):
+                        configs.append(figure_config(_with_baseline(rec), catalog))
+                        base = len(configs) - 1
+                except (ValueError, KeyError) as exc:
+                    reason = f"configuration cannot be built: {exc}"
+            self._rows.append((index, base))
+            self.reasons.append(reason)
+        self._configs = configs
+        self._call = _vector_call(configs) if configs else None
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def evaluate(self, params: ParameterSet | str | None = None) -> tuple[np.ndarray, list[str]]:
+        """Predicted value of every figure (SI; relative figures as ratio or percent) and why not."""
+        params = load_parameters(params)
+        if self._call is None:
+            return np.full(len(self.records), math.nan), list(self.reasons)
+        try:
+            table = predict(params=params, **self._call).to_dict("records")
+        except (ValueError, KeyError):  # one configuration cannot be built: fall back row by row
+            results = [predict_figure(rec, params) for rec in self.records]
+            return np.array([r[0] for r in results], dtype=float), [r[1] for r in results]
+        predicted = np.full(len(self.records), math.nan)
+        reasons = list(self.reasons)
+        for i, (rec, (index, base)) in enumerate(zip(self.records, self._rows, strict=True)):
+            if index is None:
+                continue
+            value, why = _value(table[index], rec)
+            if not why and base is not None:
+                base_value, why = _value(table[base], _with_baseline(rec))
+                ratio = value / base_value
+                value = ratio if rec["unit"] == "ratio" else 100.0 * (ratio - 1.0)
+            predicted[i] = math.nan if why else value
+            reasons[i] = why
+        return predicted, reasons
+
+
+def _vector_call(configs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The keyword arguments of one :func:`perfmodel.predict` call for many configurations."""
     fields = {
         name: np.array([getattr(c["workload"], name) for c in configs], dtype=float)
         for name in _WORKLOAD_ARRAYS
@@ -260,17 +321,15 @@ def predict_configs(configs: list[dict[str, Any]], params: ParameterSet | str | 
     knobs = {}
     for key, default in _KNOB_DEFAULTS.items():
         values = [c.get(key, default) for c in configs]
-        dtype = float if isinstance(default, float) else object
-        knobs[key] = np.array(values, dtype=dtype) if dtype is float else np.array(values, dtype=object)
+        knobs[key] = np.array(values, dtype=float if isinstance(default, float) else object)
     knobs["numa_binding"] = knobs["numa_binding"].astype(bool)
-    return predict(
-        [c["platform"] for c in configs],
-        workload,
-        nodes=np.array([c["nodes"] for c in configs]),
-        system=np.array([c["system"] for c in configs], dtype=object),
-        params=params,
+    return {
+        "platform": [c["platform"] for c in configs],
+        "workload": workload,
+        "nodes": np.array([c["nodes"] for c in configs]),
+        "system": np.array([c["system"] for c in configs], dtype=object),
         **knobs,
-    )
+    }
 
 
 def predict_figures(
@@ -281,52 +340,11 @@ def predict_figures(
     Adds ``predicted`` (same unit as ``value_si``; relative figures as ratio
     or percent change like ``value``) and ``reason`` (empty when predicted).
     Every configuration (and every baseline) is evaluated in one vectorised
-    ``predict`` call.
+    ``predict`` call (:class:`FigurePlan`; compile it once to predict the same
+    figures with many parameter sets).
     """
-    params = load_parameters(params)
-    records = frame.to_dict("records")
-    configs: list[dict[str, Any]] = []
-    plan: list[tuple[int | None, int | None, str]] = []  # (config index, baseline index, reason)
-    for rec in records:
-        if rec.get("role") == "claim":
-            plan.append((None, None, "vendor claim without a measured configuration"))
-            continue
-        missing = missing_load(rec)
-        if missing:
-            plan.append((None, None, missing))
-            continue
-        try:
-            configs.append(figure_config(rec, catalog))
-            index = len(configs) - 1
-            base = None
-            if UNITS[rec["unit"]].dimension in ("ratio", "pct_change"):
-                configs.append(figure_config(_with_baseline(rec), catalog))
-                base = len(configs) - 1
-            plan.append((index, base, ""))
-        except (ValueError, KeyError) as exc:
-            plan.append((None, None, f"configuration cannot be built: {exc}"))
-    try:
-        table = predict_configs(configs, params).to_dict("records") if configs else []
-    except (ValueError, KeyError):  # one configuration cannot be built: fall back row by row
-        out = frame.copy()
-        results = [predict_figure(rec, params) for rec in records]
-        out["predicted"] = np.array([r[0] for r in results], dtype=float)
-        out["reason"] = [r[1] for r in results]
-        return out
-    predicted, reasons = [], []
-    for rec, (index, base, reason) in zip(records, plan, strict=True):
-        if index is None:
-            predicted.append(math.nan)
-            reasons.append(reason)
-            continue
-        value, why = _value(table[index], rec)
-        if not why and base is not None:
-            base_value, why = _value(table[base], _with_baseline(rec))
-            ratio = value / base_value
-            value = ratio if rec["unit"] == "ratio" else 100.0 * (ratio - 1.0)
-        predicted.append(math.nan if why else value)
-        reasons.append(why)
+    predicted, reasons = FigurePlan(frame, catalog).evaluate(params)
     out = frame.copy()
-    out["predicted"] = np.array(predicted, dtype=float)
+    out["predicted"] = predicted
     out["reason"] = reasons
     return out

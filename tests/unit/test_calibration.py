@@ -35,6 +35,13 @@ def test_parameter_recovery_within_confidence_intervals(synthetic):
     assert np.median(np.abs(result.residuals_["log_residual"])) < 0.02
     assert result.provenance_["figures"] == len(synthetic)
     assert not result.flags_
+    assert result.converged_ and result.provenance_["status"] > 0
+
+
+def test_a_fit_stopped_by_its_cap_says_it_did_not_converge(synthetic):
+    result = calibrate(synthetic, params="default", free=list(TRUE), max_nfev=1)
+    assert not result.converged_ and result.provenance_["status"] == 0
+    assert "NOT CONVERGED" in result.report()
 
 
 def test_a_parameter_no_figure_informs_is_flagged(synthetic):
