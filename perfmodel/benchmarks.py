@@ -68,7 +68,8 @@ METRICS: dict[str, tuple[str, ...]] = {
 class Column:
     """One column of the benchmark schema.
 
-    ``kind`` is one of ``id``, ``text``, ``choice``, ``int`` (whole number >= 1),
+    ``kind`` is one of ``id``, ``ids`` (figure ids separated by ``;``), ``text``,
+    ``choice``, ``int`` (whole number >= 1),
     ``float`` (finite, > 0), ``fraction`` (in [0, 1]), ``bool`` (true/false),
     ``platform``, ``device`` (ids that must resolve in the hardware catalog).
     ``config`` marks the columns that describe the configuration (they may
@@ -86,6 +87,13 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("figure_id", "id", True, "stable unique id of the figure"),
     Column("source_id", "id", True, "short id of the source document (seed000, ctx-ceph-part2)"),
+    Column(
+        "group",
+        "id",
+        False,
+        "sources that share a lab or derive from each other share a group; leave-one-group-out "
+        "cross-validation holds a group out together (blank = source_id)",
+    ),
     Column("source", "text", True, "the source: seed file name or full citation"),
     Column("locator", "text", True, "where in the source: table, figure, paragraph"),
     Column(
@@ -179,6 +187,14 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "for ratio / pct_change: how the compared configuration differs, 'field=value;field=value'",
     ),
+    Column(
+        "same_measurement",
+        "ids",
+        False,
+        "figure ids of the same measurement in another form, ';'-separated (a ratio of two recorded "
+        "absolutes, a time per operation of a throughput, a closed loop's mean latency of its "
+        "throughput); leave-one-out holds them out together",
+    ),
     Column("notes", "text", False, "anything else: reading method, caveats"),
 )
 
@@ -195,6 +211,11 @@ def _parse_field(col: Column, text: str, catalog: Catalog) -> tuple[object, str 
             return None, "is required"
         return (math.nan if col.kind in ("int", "float", "fraction") else ""), None
     kind = col.kind
+    if kind == "ids":
+        ids = [part.strip() for part in text.split(";")]
+        if any(not part or any(ch.isspace() for ch in part) for part in ids):
+            return None, f"must be figure ids separated by ';', got {text!r}"
+        return ";".join(ids), None
     if kind in ("id", "text", "unit", "baseline"):
         if kind == "id" and any(ch.isspace() for ch in text):
             return None, f"must not contain spaces, got {text!r}"
@@ -436,20 +457,25 @@ def load_benchmarks(
     for file in files:
         rows.extend(_read_csv(file, catalog, problems))
     seen: dict[str, dict] = {}
+
+    def problem(rec: dict, field: str, message: str) -> None:
+        problems.append(Problem(rec["file"], str(rec["line"]), field, message))
+
     for rec in rows:
         first = seen.setdefault(str(rec["figure_id"]), rec)
         if first is not rec:
-            problems.append(
-                Problem(
-                    rec["file"],
-                    str(rec["line"]),
-                    "figure_id",
-                    f"duplicate figure id {rec['figure_id']!r} (first at {first['file']}:{first['line']})",
-                )
-            )
+            where = f"{first['file']}:{first['line']}"
+            problem(rec, "figure_id", f"duplicate figure id {rec['figure_id']!r} (first at {where})")
+    for rec in rows:
+        for other in filter(None, str(rec["same_measurement"]).split(";")):
+            if other == rec["figure_id"]:
+                problem(rec, "same_measurement", "names the row itself")
+            elif other not in seen:
+                problem(rec, "same_measurement", f"figure {other!r} is not among the loaded figures")
     if problems:
         raise DataError(problems)
     frame = pd.DataFrame(rows, columns=[c.name for c in COLUMNS] + ["file", "line"])
+    frame["group"] = frame["group"].where(frame["group"] != "", frame["source_id"])
     frame["value_si"] = [_units.to_si(v, u) for v, u in zip(frame["value"], frame["unit"], strict=True)]
     frame["unit_si"] = [_units.UNITS[u].si for u in frame["unit"]]
     for col in COLUMNS:

@@ -75,6 +75,8 @@ class Device:
     model: str = ""
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: field -> ids of recorded figures its value was derived from (not out of sample for them)
+    derived_from: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class Network:
     latency_s: float
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: field -> ids of recorded figures its value was derived from (not out of sample for them)
+    derived_from: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,8 @@ class Platform:
     cpu_model: str = ""
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: field -> ids of recorded figures its value was derived from (not out of sample for them)
+    derived_from: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def family(self) -> str:
@@ -193,9 +199,9 @@ _NETWORK_FIELDS: dict[str, tuple[str, float, str]] = {
 }
 
 _EXTRA_KEYS = {
-    "platforms": {"smt_modes", "storage", "sources"},
-    "devices": {"sources"},
-    "networks": {"sources"},
+    "platforms": {"smt_modes", "storage", "sources", "derived_from"},
+    "devices": {"sources", "derived_from"},
+    "networks": {"sources", "derived_from"},
 }
 _SPECS = {"platforms": _PLATFORM_FIELDS, "devices": _DEVICE_FIELDS, "networks": _NETWORK_FIELDS}
 
@@ -269,6 +275,18 @@ def _convert_entry(kind: str, entry: Any, refs: Mapping[str, str], check: _Check
         if key not in sources:
             check.add(where, key, "has no entry in 'sources' (cite a reference or 'assumption: why')")
         kwargs[attr] = int(value) if ftype == "int" else float(value) * factor
+    derived = entry.get("derived_from") or {}
+    if not isinstance(derived, Mapping):
+        check.add(where, "derived_from", "must map a field name to a list of figure ids")
+        derived = {}
+    kwargs["derived_from"] = {}
+    for key, ids in derived.items():
+        if key not in spec:
+            check.add(where, f"derived_from.{key}", "names a field that does not exist")
+        elif not isinstance(ids, list) or not all(isinstance(i, str) and i.strip() for i in ids):
+            check.add(where, f"derived_from.{key}", f"must be a list of figure ids, got {ids!r}")
+        else:
+            kwargs["derived_from"][key] = tuple(ids)
     for key, ref in sources.items():
         if key not in spec and key not in _EXTRA_KEYS[kind]:
             check.add(where, f"sources.{key}", "names a field that does not exist")

@@ -27,12 +27,17 @@ _HERE = Path(__file__).resolve().parent / "parameters"
 
 @dataclass(frozen=True)
 class ParamInfo:
-    """What a parameter means: unit, bounds, source (citation or 'prior: why')."""
+    """What a parameter means: unit, bounds, source (citation or 'prior: why').
+
+    ``derived_from`` lists the recorded figures (ids or shell-style patterns)
+    the value was derived from: those figures are not out of sample for it.
+    """
 
     unit: str
     bounds: tuple[float, float]
     source: str
     description: str
+    derived_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,9 @@ class ParameterSet:
                     "bounds": list(self.info[k].bounds),
                     "source": self.info[k].source,
                     "description": self.info[k].description,
+                    **(
+                        {"derived_from": list(self.info[k].derived_from)} if self.info[k].derived_from else {}
+                    ),
                 }
                 if k in self.info
                 else {"key": k, "value": v}
@@ -126,6 +134,7 @@ class ParameterSet:
                     (float(lo), float(hi)),
                     entry.get("source", ""),
                     entry.get("description", ""),
+                    tuple(str(f) for f in entry.get("derived_from", ())),
                 )
         return cls(name, values, info, data.get("description", ""))
 

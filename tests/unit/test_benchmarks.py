@@ -334,6 +334,20 @@ def test_duplicate_figure_ids_across_files(tmp_path):
         perfmodel.load_benchmarks(tmp_path)
 
 
+def test_group_defaults_to_the_source_and_links_must_resolve(tmp_path):
+    header = [*GOOD, "group", "same_measurement"]
+    rows = [dict(GOOD), dict(GOOD, figure_id="my-2", group="lab-a", same_measurement="my-1")]
+    frame = perfmodel.load_benchmarks(_write(tmp_path, rows, header=header))
+    assert list(frame["group"]) == ["lab", "lab-a"]  # blank = the source_id
+    assert frame.loc[1, "same_measurement"] == "my-1"
+    bad = [dict(GOOD, same_measurement="my-1"), dict(GOOD, figure_id="my-2", same_measurement="nope; x y")]
+    with pytest.raises(DataError) as info:
+        perfmodel.load_benchmarks(_write(tmp_path, bad, header=header))
+    message = str(info.value)
+    assert "mine.csv:2: field 'same_measurement' names the row itself" in message
+    assert "mine.csv:3: field 'same_measurement' must be figure ids separated by ';'" in message
+
+
 def test_every_problem_is_reported_not_only_the_first(tmp_path):
     rows = [dict(GOOD, figure_id=f"my-{i}", value="x") for i in range(3)]
     with pytest.raises(DataError) as info:
