@@ -276,6 +276,7 @@ def simulate(
     family: str = "gamma",
     service: dict | None = None,
     level: float = 0.95,
+    interval: float | None = None,
     progress: bool | None = None,
     keep_records: bool = True,
     scheduler=None,
@@ -303,6 +304,12 @@ def simulate(
         :class:`~perfmodel.sim.distributions.Empirical` from measured times)
         that replaces the station's service law at the model's mean demand.
     level : confidence level of the intervals [-].
+    interval : add ``<column>_lower`` / ``_upper`` *prediction* bands at this
+        level (e.g. 0.9) for throughput and latency percentiles, as
+        :func:`perfmodel.predict` does: the replications' standard error
+        (from the confidence interval) widened by the model discrepancy
+        estimated out of sample (:mod:`perfmodel.discrepancy`). Parameter
+        uncertainty is not sampled here (``predict(..., interval=)`` does).
     progress : show a tqdm bar over replications (default: when stderr is a TTY).
     keep_records : keep per-request records (``False`` saves memory).
     scheduler, workers : where the replications run, one task each (see
@@ -364,4 +371,29 @@ def simulate(
     utils = np.stack([summary[f"util_{s}"].to_numpy() for s in util_names], axis=1)
     codes = np.argmax(np.nan_to_num(utils, nan=-1.0), axis=1)
     summary["bottleneck"] = pd.Categorical.from_codes(codes, util_names)
+    if interval is not None:
+        _add_prediction_bands(summary, float(interval), level, params)
     return SimulationResult(summary, per_rep, runs, interrupted)
+
+
+def _add_prediction_bands(summary: pd.DataFrame, interval: float, level: float, params) -> None:
+    """``_lower`` / ``_upper`` of predict's band columns: simulation error plus model discrepancy."""
+    from perfmodel import discrepancy as disc
+    from perfmodel.node import BAND_COLUMNS
+
+    z_ci = disc.z_score(level)
+    stored = disc.load_discrepancy(params if isinstance(params, str) else None) or {}
+    for col in BAND_COLUMNS:
+        if col not in summary:
+            continue
+        entry = stored.get(disc.COLUMN_GROUPS[col], {"sigma_log": 0.0, "scores": []})
+        center = summary[col].to_numpy(float)
+        lo_ci = summary.get(f"{col}_ci_low", summary[col]).to_numpy(float)
+        hi_ci = summary.get(f"{col}_ci_high", summary[col]).to_numpy(float)
+        # a single replication has no interval: no simulation error to add
+        lo_ci = np.where(np.isfinite(lo_ci), lo_ci, center)
+        hi_ci = np.where(np.isfinite(hi_ci), hi_ci, center)
+        m = disc.band_multiplier(entry["scores"], interval)
+        summary[f"{col}_lower"], summary[f"{col}_upper"] = disc.widen_band(
+            center, lo_ci, hi_ci, entry["sigma_log"], m, z_ci
+        )

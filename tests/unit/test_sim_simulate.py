@@ -57,6 +57,24 @@ def test_summary_has_predicts_columns_and_intervals():
     assert np.allclose(rec.end_s - rec.start_s, rec.response_time_s)
 
 
+def test_prediction_bands_add_the_model_discrepancy_to_the_simulation_error():
+    from perfmodel import discrepancy as disc
+
+    w = Workload(**FIO_READ, clients=8)
+    res = perfmodel.simulate(
+        "power8-s821lc-10c", w, system="fio", requests=2_000, replications=3, interval=0.9, workers=1
+    )
+    row = res.summary.iloc[0]
+    entry = disc.load_discrepancy()["throughput"]
+    for name in ("throughput_ops_s", "latency_p99_ms"):
+        assert row[f"{name}_lower"] < row[f"{name}_ci_low"] <= row[name]
+        assert row[name] <= row[f"{name}_ci_high"] < row[f"{name}_upper"]
+    # the discrepancy alone sets the band's least width: m_q * sigma of its metric group
+    half = disc.band_multiplier(entry["scores"], 0.9) * entry["sigma_log"]
+    assert np.log(row.throughput_ops_s_upper / row.throughput_ops_s) >= half
+    assert np.isnan(row.write_latency_p99_ms_lower)  # a read-only workload has no write band
+
+
 def test_same_seed_same_answer_and_another_seed_differs():
     w = Workload(**FIO_READ, arrival_rate=2e5)
     kw = dict(system="fio", requests=3_000, replications=2)
