@@ -13,6 +13,10 @@ Public entry points::
     perfmodel.grid(**axes), perfmodel.load_parameters(name_or_path)
     perfmodel.size(workload, target_ops_s=..., slo_p99_ms=..., system=...)
     perfmodel.simulate(...), perfmodel.sweep(..., method="predict" | "simulate", scheduler=None)
+    perfmodel.calibrate(benchmarks, ...), perfmodel.validate(cv=None | "group" | "loo", ...)
+
+``calibrate`` and ``validate`` are imported on first use (they pull in the
+optimiser and the execution layer).
 """
 
 from perfmodel.benchmarks import load_benchmarks, summarize_benchmarks
@@ -37,6 +41,20 @@ from perfmodel.workload import Workload
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    """``perfmodel.calibrate`` / ``perfmodel.validate``, imported on first use."""
+    if name == "calibrate":
+        from perfmodel.calibration import calibrate
+
+        return calibrate
+    if name == "validate":
+        from perfmodel.validation import validate
+
+        return validate
+    raise AttributeError(f"module 'perfmodel' has no attribute {name!r}")
+
+
 __all__ = [
     "CatalogError",
     "DataError",
@@ -47,6 +65,7 @@ __all__ = [
     "UnknownNameError",
     "Workload",
     "__version__",
+    "calibrate",
     "grid",
     "list_parameter_sets",
     "list_devices",
@@ -62,4 +81,5 @@ __all__ = [
     "size",
     "summarize_benchmarks",
     "sweep",
+    "validate",
 ]

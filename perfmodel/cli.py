@@ -251,40 +251,55 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the columns ``perfmodel validate`` prints (csv / json: all of them)
+VALIDATE_TABLE = ["figure_id", "metric", "bound", "recorded", "predicted", "rel_error", "factor_error",
+                  "lower", "upper", "in_band", "converged", "derived", "gap"]  # fmt: skip
+VALIDATE_COLUMNS = ["figure_id", "source", "group", "metric", "metric_group", "unit", "bound", "recorded",
+                    "predicted", "rel_error", "factor_error", "lower", "upper", "in_band", "lower_50",
+                    "upper_50", "in_band_50", "converged", "derived", "gap"]  # fmt: skip
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from perfmodel.validation import validate
+    from perfmodel import validation
 
     data = benchmarks.load_benchmarks(args.data) if args.data else None
-    report = validate(
-        data,
-        params=args.params,
-        cv=args.cv,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        progress=sys.stderr.isatty(),
-    )
-    table = report.figures[
-        ["figure_id", "source", "metric", "recorded", "predicted", "rel_error", "in_band", "gap"]
-    ]
+    if args.cached:
+        if args.cv is None or data is not None or args.params or args.start:
+            raise ValueError("--cached: takes --cv and the shipped figures and parameter sets only")
+        from perfmodel.validation_runs import load_cv
+
+        table = load_cv(args.cv)
+    else:
+        table = validation.validate(
+            data,
+            params=args.params,
+            cv=args.cv,
+            start=args.start or "default",
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=True if args.cv else False,
+        )
+    lines = validation.summary_lines(table)
     if args.format == "csv":
-        table.to_csv(sys.stdout, index=False)
-        for line in report.summary_lines():
+        table[VALIDATE_COLUMNS].to_csv(sys.stdout, index=False)
+        for line in lines:
             print(f"# {line}")
     elif args.format == "json":
         import json
 
-        doc = {"figures": json.loads(table.to_json(orient="records")), "summary": report.summary_lines()}
+        doc = {"figures": json.loads(table[VALIDATE_COLUMNS].to_json(orient="records")), "summary": lines}
         print(json.dumps(doc, indent=1))
     else:
-        _emit(table.drop(columns=["source"]).round({"rel_error": 3}), "table")
+        shown = table[VALIDATE_TABLE].assign(derived=table["derived"].ne("").map({True: "yes", False: ""}))
+        _emit(shown.round({"rel_error": 3, "factor_error": 3}), "table")
         print()
-        print("\n".join(report.summary_lines()))
-        from perfmodel.validation import load_gaps
-
-        present = set(report.figures["gap"])
-        for gap in load_gaps():
-            if gap["id"] in present:
-                print(f"  {gap['id']}: {' '.join(gap['mechanism'].split())}")
+        print("\n".join(lines))
+        print()
+        gaps = validation.gap_report(table)
+        for row in gaps.itertuples():
+            print(
+                f"  {row.gap} ({row.figures} figures, median {row.median_factor_error:.2f}x): {row.mechanism}"
+            )
     return 0
 
 
@@ -316,8 +331,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from perfmodel import validation, validation_runs
     from perfmodel._data import data_dir
-    from perfmodel.validation import validate
 
     params = perfmodel.load_parameters()
     print(f"perfmodel {perfmodel.__version__}: hardware catalog, recorded figures and model predictions")
@@ -327,9 +342,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     print("\n== Recorded benchmark figures by source ==")
     frame = benchmarks.load_benchmarks()
     _emit(benchmarks.summarize_benchmarks(frame, by=["source_id"]), "table")
-    print("\n== How well the model explains them (in-sample; out of sample: perfmodel validate --cv) ==")
-    report = validate(frame, params=params)
-    print("\n".join(report.summary_lines()))
+    print("\n== How well the model explains them (docs/validation.md) ==")
+    print("\n".join(validation.summary_lines(validation.validate(frame, params=params))[:2]))
+    try:
+        for cv in validation_runs.STORED:  # the stored out-of-sample runs: the headline numbers
+            lines = validation.summary_lines(validation_runs.load_cv(cv))
+            print("\n".join([lines[0], lines[1]] + [line for line in lines if line.startswith("metric ")]))
+    except (validation_runs.StaleRunError, FileNotFoundError) as exc:
+        print(f"(out of sample: {exc})")
     workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
     spec = load_workload_file(str(workload_file))
     print(f"\n== {workload_file.name} on POWER8, x86 and Kunpeng: 3 nodes, by SMT mode ==")
@@ -476,7 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="catalog platform id or platform YAML; repeat for several",
     )
-    pred.add_argument("--params", default=None, help="parameter set name or JSON file (default: default)")
+    pred.add_argument(
+        "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
+    )
     pred.add_argument(
         "--set",
         action="append",
@@ -498,7 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="catalog platform id or platform YAML; repeat for several",
     )
-    simv.add_argument("--params", default=None, help="parameter set name or JSON file (default: default)")
+    simv.add_argument(
+        "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
+    )
     simv.add_argument(
         "--set",
         action="append",
@@ -539,12 +563,27 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument(
         "--data", action="append", help="benchmark CSV file or folder (default: shipped figures)"
     )
-    val.add_argument("--params", default=None, help="parameter set (default: the shipped calibrated set)")
+    val.add_argument(
+        "--params",
+        default=None,
+        help="parameter set validated in-sample (default: the shipped calibrated set)",
+    )
     val.add_argument(
         "--cv",
-        choices=("loo", "source"),
+        choices=("group", "loo", "source"),
         default=None,
-        help="leave-one-out or leave-one-source-out refits (default: in-sample)",
+        help="out of sample: leave one group of sources (a lab) out, leave one figure out, or one source "
+        "out; every refit starts from the priors and runs to convergence (default: in-sample)",
+    )
+    val.add_argument(
+        "--start", default=None, help="parameter set the refits start from and centre their priors on "
+        "(default: default, the documented priors)"
+    )  # fmt: skip
+    val.add_argument(
+        "--cached",
+        action="store_true",
+        help="with --cv: print the stored run behind docs/validation.md instead of refitting "
+        "(checked for staleness; regenerate with `python -m perfmodel.calibration`)",
     )
     with_execution(val)
     val.set_defaults(func=_cmd_validate)
@@ -563,7 +602,9 @@ def build_parser() -> argparse.ArgumentParser:
     sz.add_argument("--rf", type=int, default=None, help="replication factor (default: the workload's)")
     sz.add_argument("--max-utilization", type=float, default=0.7, help="highest station utilisation [-]")
     sz.add_argument("--failure-tolerance", type=int, default=1, help="nodes that may fail (N+k)")
-    sz.add_argument("--params", default=None, help="parameter set name or JSON file")
+    sz.add_argument(
+        "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
+    )
     sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
     sz.set_defaults(func=_cmd_size)
     nbv = sub.add_parser("notebooks", help="run the papermill notebooks, one run per grid combination")

@@ -34,23 +34,31 @@ def test_every_notebook_ran_with_html_and_summary_row(executed):
 
 
 def test_calibration_summary_matches_validate(executed):
+    from perfmodel.validation import summarize
+    from perfmodel.validation_runs import load_cv
+
     run = executed["01-calibration.ipynb"]
     report = validate(cv=None)
-    overall = report.summary().iloc[0]
+    overall = summarize(report).iloc[0]
     written = run.json()
-    assert written["figures"] == len(report.figures)
-    assert written["excluded_figures"] == len(report.excluded)
+    assert written["figures"] == len(report)
+    assert written["excluded_figures"] == len(report.attrs["excluded"])
     assert math.isclose(written["median_abs_rel_error"], overall.median_abs_rel_error, rel_tol=1e-9)
     assert math.isclose(written["p90_abs_rel_error"], overall.p90_abs_rel_error, rel_tol=1e-9)
-    assert "cv_median_abs_rel_error" not in written  # cv=None: in-sample only
+    assert math.isclose(written["coverage_90"], overall.coverage_90, rel_tol=1e-9)
     figures = run.csv("validation.csv")
-    assert list(figures["figure_id"]) == list(report.figures["figure_id"])
-    np.testing.assert_allclose(figures["predicted"], report.figures["predicted"], rtol=1e-9)
+    assert list(figures["figure_id"]) == list(report["figure_id"])
+    np.testing.assert_allclose(figures["predicted"], report["predicted"], rtol=1e-9)
     params = run.csv("parameters.csv")
     expected = studies.fit_table("calibrated")
     assert list(params["parameter"]) == list(expected["parameter"])
     assert (params["ci_low"] <= params["value"]).all() and (params["value"] <= params["ci_high"]).all()
     assert written["free_parameters"] == len(expected)
+    # cv = "stored": the leave-one-group-out run behind docs/validation.md
+    stored = summarize(load_cv("group")).iloc[0]
+    assert written["cv_scheme"] == "group"
+    assert math.isclose(written["cv_median_factor_error"], stored.median_factor_error, rel_tol=1e-9)
+    assert math.isclose(written["cv_coverage_90"], stored.coverage_90, rel_tol=1e-9)
 
 
 def test_scaling_covers_every_smt_mode_and_core_count(executed):

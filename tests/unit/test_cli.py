@@ -129,23 +129,30 @@ def test_predict_verb_bad_input_is_one_clear_error(capsys, tmp_path):
 
 
 def test_validate_verb_csv_has_the_figure_table_and_commented_summary(capsys):
+    from perfmodel.cli import VALIDATE_COLUMNS
+
     code, out, _ = run(capsys, "validate", "--format", "csv")
     assert code == 0
     lines = out.splitlines()
     summary = [line for line in lines if line.startswith("#")]
     table = pd.read_csv(io.StringIO("\n".join(line for line in lines if not line.startswith("#"))))
-    assert list(table.columns) == [
-        "figure_id",
-        "source",
-        "metric",
-        "recorded",
-        "predicted",
-        "rel_error",
-        "in_band",
-        "gap",
-    ]
+    assert list(table.columns) == VALIDATE_COLUMNS
+    assert {"group", "factor_error", "lower", "upper", "in_band", "converged", "gap"} <= set(table.columns)
     assert len(table) >= 140 and table.predicted.notna().all()
-    assert summary[0].startswith("# validation (in-sample)") and "median |rel error|" in summary[1]
+    assert summary[0].startswith("# validation (in-sample)")
+    assert (
+        "|rel error| median" in summary[1] and "factor median" in summary[1] and "band coverage" in summary[1]
+    )
+    assert any(line.startswith("# metric tail latency:") for line in summary)
+
+
+def test_validate_verb_prints_the_stored_out_of_sample_run(capsys):
+    code, out, _ = run(capsys, "validate", "--cv", "group", "--cached")
+    assert code == 0
+    assert "validation (cv=group)" in out and "refits: 6 from the priors, 6 converged" in out
+    assert "ceph-write-path" in out  # the gaps with their mechanism
+    code, _, err = run(capsys, "validate", "--cached")
+    assert code == 1 and "--cached" in err
 
 
 def test_calibrate_verb_writes_a_loadable_parameter_set(capsys, tmp_path):

@@ -1,0 +1,139 @@
+"""Out-of-sample accuracy and band coverage, from the stored cross-validation runs.
+
+Leave-one-out refits the model ~120 times (minutes), so the suite reads the
+runs ``python -m perfmodel.calibration`` stores in ``data/validation/`` --
+after checking they are not stale -- and rebuilds their tables with today's
+scoring code. docs/validation.md's tables and the shipped discrepancy must
+be what those runs give.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel import discrepancy as disc
+from perfmodel import validation as val
+from perfmodel import validation_runs as runs
+
+ROOT = Path(__file__).resolve().parents[2]
+REGENERATE = "regenerate with `python -m perfmodel.calibration`"
+
+
+@pytest.fixture(scope="module")
+def stored():
+    out = {}
+    for cv in runs.STORED:
+        try:
+            out[cv] = runs.load_cv(cv)
+        except runs.StaleRunError as exc:
+            pytest.fail(str(exc))
+    return out
+
+
+def test_every_refit_started_from_the_priors_and_converged(stored):
+    for cv, table in stored.items():
+        refits = table.attrs["refits"]
+        assert all(r["converged"] for r in refits), cv
+        assert refits[-1]["fold"] == "all" and refits[-1]["figures"] == len(table)
+        assert table.converged.all()
+    # one refit per fold: groups, or figures with the figures they restate
+    assert len(stored["group"].attrs["refits"]) == stored["group"]["group"].nunique() + 1
+    assert stored["loo"]["fold"].nunique() == len(stored["loo"].attrs["refits"]) - 1
+
+
+def test_out_of_sample_accuracy_does_not_regress(stored):
+    """Out-of-sample accuracy at the level reached on 2026-11-22 (docs/validation.md): refits from
+    the priors to convergence, a lab's sources left out together. Improve the mechanisms and
+    lower these bounds; never raise them. The validation issue's goals (leave-one-out median
+    10%, p90 25%; leave-one-group-out median factor 1.25x) are in docs/validation.md."""
+    group = val.summarize(stored["group"]).iloc[0]
+    loo = val.summarize(stored["loo"]).iloc[0]
+    assert group.figures >= 120 and loo.figures >= 120
+    assert group.median_factor_error <= 1.20
+    assert group.p90_factor_error <= 2.25
+    assert loo.median_abs_rel_error <= 0.20
+    assert loo.p90_abs_rel_error <= 0.90
+    by_source = val.summarize(stored["group"]).query("scope == 'source'").set_index("name")
+    assert by_source.loc["seed004", "median_factor_error"] <= 1.06  # replicas, cores, cache, Optane
+    undiagnosed = stored["loo"].query("gap == 'undiagnosed'")
+    assert undiagnosed.empty, "misses without a mechanism in data/model_gaps.yaml: " + ", ".join(
+        undiagnosed.figure_id
+    )
+
+
+def test_ninety_percent_bands_hold_what_they_claim_out_of_sample(stored):
+    """Leave-one-group-out: every lab's bands calibrated on the other labs only. No metric group
+    with at least 15 figures may under-cover (below 85%), and overall the 90% band holds 85-95%.
+    Mean latency and ratios over-cover today (docs/validation.md says why): a ratchet, lower the
+    excess by adding labs, never accept under-coverage."""
+    s = val.summarize(stored["group"])
+    metric = s[(s.scope == "metric") & (s.figures >= 15)]
+    assert len(metric) >= 4
+    for row in metric.itertuples():
+        assert 0.85 <= row.coverage_90 <= 1.0, (row.name, row.coverage_90)
+    assert 0.85 <= s.iloc[0].coverage_90 <= 0.95
+    # leave-one-out: split-conformal bands cover about their level by construction (an arithmetic check)
+    s = val.summarize(stored["loo"])
+    for row in s[(s.scope == "metric") & (s.figures >= 15)].itertuples():
+        assert 0.85 <= row.coverage_90 <= 0.95, (row.name, row.coverage_90)
+        assert 0.40 <= row.coverage_50 <= 0.60, (row.name, row.coverage_50)
+
+
+def test_derived_figures_are_not_counted_out_of_sample(stored):
+    table = stored["group"]
+    derived = table[table.derived != ""]
+    assert {"S-IBM-x86-2", "seed002-fio-nvme-vs-sata-write"} <= set(derived.figure_id)
+    assert val.summarize(table).iloc[0].figures == int(
+        ((table.derived == "") & (table.bound == "") & np.isfinite(table.log_error)).sum()
+    )
+
+
+def test_the_shipped_discrepancy_is_the_stored_runs(stored):
+    doc = json.loads((ROOT / "perfmodel" / "parameters" / "calibrated.json").read_text())
+    block = doc["discrepancy"]
+    assert block["cv"] == runs.DISCREPANCY_CV
+    expected = runs.shipped_discrepancy(stored[runs.DISCREPANCY_CV])
+    for group, entry in expected.items():
+        got = block["groups"][group]
+        assert got["sigma_log"] == pytest.approx(entry["sigma_log"], abs=1e-6), REGENERATE
+        np.testing.assert_allclose(got["scores"], entry["scores"], atol=1e-4, err_msg=REGENERATE)
+
+
+def test_docs_tables_are_the_stored_runs(stored):
+    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    for name, body in runs.docs_blocks(stored).items():
+        assert runs.read_block(text, name) == body, (
+            f"docs/validation.md block {name!r} is stale; {REGENERATE}"
+        )
+
+
+def test_a_stale_run_is_refused(tmp_path, monkeypatch):
+    doc = json.loads(runs.run_path("group").read_text())
+    doc["fingerprint"] = "0" * 64
+    (tmp_path / "validation").mkdir()
+    (tmp_path / "validation" / "cv-group.json").write_text(json.dumps(doc))
+    monkeypatch.setattr(runs, "run_path", lambda cv: tmp_path / "validation" / f"cv-{cv}.json")
+    with pytest.raises(runs.StaleRunError, match="python -m perfmodel.calibration"):
+        runs.load_cv("group")
+
+
+def test_predict_bands_carry_the_discrepancy():
+    w = perfmodel.Workload(operation="read", read_fraction=1.0, io_bytes=4096, dataset_bytes=1e12, clients=84,
+                           iodepth=32, replication_factor=2)  # fmt: skip
+    stored = disc.load_discrepancy()
+    frame = perfmodel.predict("x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=0.9).iloc[0]
+    # the documented priors have no fit: their band is the discrepancy alone, exactly
+    prior = perfmodel.predict(
+        "x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=0.9, params="default"
+    ).iloc[0]
+    entry = stored["throughput"]
+    half = disc.band_multiplier(entry["scores"], 0.9) * entry["sigma_log"]
+    assert np.log(prior.throughput_ops_s_upper / prior.throughput_ops_s) == pytest.approx(half)
+    assert np.log(prior.throughput_ops_s / prior.throughput_ops_s_lower) == pytest.approx(half)
+    # with the shipped fit the parameter part adds to it
+    assert np.log(frame.throughput_ops_s_upper / frame.throughput_ops_s) >= half * (1 - 1e-9)
