@@ -343,7 +343,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     frame = benchmarks.load_benchmarks()
     _emit(benchmarks.summarize_benchmarks(frame, by=["source_id"]), "table")
     print("\n== How well the model explains them (docs/validation.md) ==")
-    print("\n".join(validation.summary_lines(validation.validate(frame, params=params))[:2]))
+    print("\n".join(validation.summary_lines(validation.validate(frame, params=params.name))[:2]))
     try:
         for cv in validation_runs.STORED:  # the stored out-of-sample runs: the headline numbers
             lines = validation.summary_lines(validation_runs.load_cv(cv))

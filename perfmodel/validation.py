@@ -292,7 +292,9 @@ def validate(
     ----------
     benchmarks : figures (default: every shipped figure).
     params : the set validated in-sample (default: the shipped calibrated
-        set); ignored with ``cv``, where every fold is refitted.
+        set); ignored with ``cv``, where every fold is refitted. Given by name
+        or path, its recorded fit gives the parameter part of each band (a
+        ``ParameterSet`` object carries none: pass ``fit=`` for that).
     cv : None (in-sample), ``"group"``, ``"loo"`` or ``"source"`` (module doc).
     start : the set every refit starts from and centres its priors on
         (default: ``default``, the documented priors -- as the shipped fit).
