@@ -138,6 +138,34 @@ def usable_figures(
     return benchmarks.loc[used.to_numpy()].reset_index(drop=True), excluded.reset_index(drop=True)
 
 
+class FigureObjective:
+    """The data part of the fit's objective: weighted log residuals of figures at log parameters.
+
+    ``data_residuals(x)`` is ``log(predicted / recorded)`` per figure (zero
+    inside a bound, ``approx`` figures at half weight, 10 for a configuration
+    pushed past capacity) with ``exp(x)`` the values of ``free``. The figures'
+    configurations are built once (:class:`perfmodel.figures.FigurePlan`).
+    """
+
+    def __init__(
+        self, used: pd.DataFrame, params: ParameterSet, free: Sequence[str], catalog=None, name=None
+    ):
+        self.params, self.free, self.name = params, list(free), name or params.name
+        self.plan = FigurePlan(used, catalog)
+        self.recorded, self.sides = recorded_values(used), bound_sides(used)
+        self.pct = (used["unit"] == "pct_change").to_numpy()
+        self.weight = np.where(used["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
+
+    def params_at(self, x) -> ParameterSet:
+        """The parameter set with ``free`` at ``exp(x)``."""
+        return self.params.with_values(name=self.name, **dict(zip(self.free, np.exp(x), strict=True)))
+
+    def data_residuals(self, x) -> np.ndarray:
+        """Weighted log residuals of every figure at log parameters ``x``."""
+        r = log_residuals(self.plan.evaluate(self.params_at(x))[0], self.recorded, self.pct, self.sides)
+        return np.where(np.isfinite(r), r, 10.0) * self.weight
+
+
 @dataclass
 class CalibrationResult:
     """A fit: ``params_`` (the fitted set), uncertainty, residuals and what was left out."""
@@ -273,18 +301,12 @@ def calibrate(
         [math.log(f) if f > 1 else np.inf for f in ((priors or {}).get(k, (1.0, 0.0))[1] for k in free)]
     )
 
-    def with_x(x) -> ParameterSet:
-        return params.with_values(name=name, **dict(zip(free, np.exp(x), strict=True)))
-
-    plan = FigurePlan(used, catalog)  # the figures' configurations, built once
-    recorded, sides = recorded_values(used), bound_sides(used)
-    pct = (used["unit"] == "pct_change").to_numpy()
-    weight = np.where(used["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
+    objective = FigureObjective(used, params, free, catalog, name)
+    with_x = objective.params_at
+    plan, recorded, pct, sides = objective.plan, objective.recorded, objective.pct, objective.sides
 
     def residuals(x):
-        r = log_residuals(plan.evaluate(with_x(x))[0], recorded, pct, sides)
-        data = np.where(np.isfinite(r), r, 10.0) * weight  # 10: a configuration pushed past capacity
-        return np.concatenate([data, (x - prior_center) / prior_width])
+        return np.concatenate([objective.data_residuals(x), (x - prior_center) / prior_width])
 
     fit = optimize.least_squares(
         residuals,
@@ -370,24 +392,14 @@ def calibrate(
 # The shipped calibrated set
 # ---------------------------------------------------------------------------------------
 
-#: model sources whose change makes a fitted set stale
-_MODEL_SOURCES = (
-    "node.py",
-    "solve.py",
-    "scaling.py",
-    "storage.py",
-    "cache.py",
-    "replication.py",
-    "figures.py",
-    "calibration.py",
-    "units.py",
-    "benchmarks.py",
-)
 SHIPPED_PRIORS = "start"
+#: how far the objective at the shipped optimum may move before the fit is stale: log residuals
+#: (abs) and their log-parameter Jacobian (abs, finite differences with step 1e-3)
+CHECK_TOL = {"residuals": 1e-9, "jacobian": 1e-6}
 
 
 def _code_digest(source: str) -> bytes:
-    """The syntax tree of Python source without docstrings: layout, comments and docs do not stale a fit."""
+    """The syntax tree of Python source without docstrings: layout, comments and docs do not count."""
     import ast
 
     tree = ast.parse(source)
@@ -405,7 +417,12 @@ def _code_digest(source: str) -> bytes:
 
 
 def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS) -> str:
-    """SHA-256 of what a fit depends on: recorded figures, starting set, free list, priors, model code."""
+    """SHA-256 of a fit's inputs: recorded figures, starting set, hardware catalog, free list, priors.
+
+    The model code is not hashed: :func:`fit_check` compares what the code
+    *computes* (the objective at the optimum), so a refactor that moves no
+    number does not stale the fit, and any change of a prediction does.
+    """
     import hashlib
 
     from perfmodel._data import data_dir
@@ -416,12 +433,63 @@ def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS
         digest.update(path.name.encode() + path.read_bytes())
     here = Path(__file__).resolve().parent
     digest.update((here / "parameters" / "default.json").read_bytes())
-    for name in _MODEL_SOURCES:
-        digest.update(name.encode() + _code_digest((here / name).read_text()))
     for path in sorted((data_dir() / "hardware").glob("*.yaml")):
         digest.update(path.name.encode() + path.read_bytes())
     digest.update(json.dumps([list(free), priors]).encode())
     return digest.hexdigest()
+
+
+def fit_check(params: ParameterSet | str = "calibrated", free: Sequence[str] = DEFAULT_FREE) -> dict:
+    """The shipped fit's objective at its optimum: figure ids, data residuals and their Jacobian.
+
+    The optimum of a least-squares fit is fixed by its residuals and their
+    derivatives there (the normal equations): when neither moved, refitting
+    returns the same parameters. ``params`` gives the optimum (its ``free``
+    values); the figures are those the ``default`` set can use.
+    """
+    params = load_parameters(params)
+    start = load_parameters("default")
+    used, _ = usable_figures(load_benchmarks(), start, ("measured",))
+    objective = FigureObjective(used, start, free)
+    x = np.log([params[k] for k in free])
+    base = objective.data_residuals(x)
+    jac = np.empty((len(base), len(free)))
+    for j, key in enumerate(free):
+        lo, hi = start.info[key].bounds
+        h = 1e-3 if math.exp(x[j] + 1e-3) <= hi else -1e-3
+        step = x.copy()
+        step[j] += h
+        jac[:, j] = (objective.data_residuals(step) - base) / h
+    return {"figures": list(used["figure_id"]), "residuals": base.tolist(), "jacobian": jac.tolist()}
+
+
+def check_changes(stored: dict, now: dict) -> list[str]:
+    """What moved between two :func:`fit_check` records (empty: nothing beyond :data:`CHECK_TOL`)."""
+    if stored.get("figures") != now["figures"]:
+        return ["the set of usable figures changed"]
+    out = []
+    for key, tol in CHECK_TOL.items():
+        a, b = np.asarray(stored[key], dtype=float), np.asarray(now[key], dtype=float)
+        moved = np.abs(a - b) > tol
+        if moved.any():
+            i = np.unravel_index(int(np.argmax(np.abs(a - b))), a.shape)
+            fid = now["figures"][i[0]]
+            out.append(
+                f"{key} of {int(moved.sum())} entries moved (largest: {fid}, {a[i]:.6g} -> {b[i]:.6g})"
+            )
+    return out
+
+
+def stale_reasons(path: str | Path | None = None) -> list[str]:
+    """Why the shipped calibrated set no longer matches figures, priors, catalog or model ([]: current)."""
+    path = Path(__file__).resolve().parent / "parameters" / "calibrated.json" if path is None else Path(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    reasons = []
+    if doc.get("fingerprint") != fingerprint():
+        reasons.append("the recorded figures, the default set, the hardware catalog or the free list changed")
+    if "check" not in doc:
+        return reasons + ["the set has no fit check"]
+    return reasons + check_changes(doc["check"], fit_check(path))
 
 
 def fit_shipped(max_nfev: int = 200) -> CalibrationResult:
@@ -437,6 +505,7 @@ def save_parameter_set(result: CalibrationResult, path: str | Path) -> None:
         "(perfmodel.calibration.fit_shipped); see 'fit' for uncertainty"
     )
     doc["fingerprint"] = fingerprint()
+    doc["check"] = fit_check(result.params_)
     doc["fit"] = {k: v for k, v in result.to_json().items() if k != "parameter_set"}
     path = Path(path)
     if path.is_file():  # keep the stored discrepancy until the cross-validation re-estimates it

@@ -6,9 +6,10 @@ shipped fit, then the leave-one-group-out and leave-one-out cross-validation
 (:func:`regenerate`), and stores each run's raw outputs -- per figure the
 fold, the out-of-sample prediction, its parameter standard deviation, the
 refit's convergence and the in-sample prediction -- in
-``data/validation/cv-<scheme>.json`` with a fingerprint of everything they
-depend on (recorded figures, catalog, priors, model, calibration and
-cross-validation code, refit settings). :func:`load_cv` rebuilds the full
+``data/validation/cv-<scheme>.json`` with a fingerprint of their inputs
+(recorded figures, catalog, priors, cross-validation code, refit settings);
+the model itself is checked by what it computes (the shipped fit's check,
+:func:`perfmodel.calibration.stale_reasons`). :func:`load_cv` rebuilds the full
 validation table from them with today's scoring code and refuses a stale run.
 The same command stores the model discrepancy estimated from the
 leave-one-group-out run in the calibrated set and rewrites the generated
@@ -32,7 +33,7 @@ from perfmodel import discrepancy as disc
 from perfmodel import validation as val
 from perfmodel._data import data_dir
 from perfmodel.benchmarks import load_benchmarks
-from perfmodel.calibration import DEFAULT_FREE, _code_digest, fingerprint, usable_figures
+from perfmodel.calibration import DEFAULT_FREE, _code_digest, fingerprint, stale_reasons, usable_figures
 from perfmodel.params import load_parameters
 
 #: the schemes stored and documented
@@ -104,11 +105,17 @@ def load_cv(cv: str, *, check: bool = True) -> pd.DataFrame:
             f"no stored run for cv={cv!r} at {path}; run `python -m perfmodel.calibration`"
         )
     doc = json.loads(path.read_text(encoding="utf-8"))
-    if check and doc["fingerprint"] != run_fingerprint(cv):
-        raise StaleRunError(
-            f"{path} is stale: the recorded figures, catalog, priors or model / validation code changed "
-            "since it was computed; regenerate with `python -m perfmodel.calibration`"
+    if check:
+        reasons = (
+            []
+            if doc["fingerprint"] == run_fingerprint(cv)
+            else ["the recorded figures, catalog, priors or cross-validation code changed"]
         )
+        reasons += stale_reasons()  # the model's predictions at the shipped optimum
+        if reasons:
+            raise StaleRunError(
+                f"{path} is stale ({'; '.join(reasons)}); regenerate with `python -m perfmodel.calibration`"
+            )
     start = load_parameters("default")
     used, excluded = usable_figures(load_benchmarks(), start, ("measured",))
     raw = pd.DataFrame(doc["figures"]).set_index("figure_id").reindex(used["figure_id"]).reset_index()

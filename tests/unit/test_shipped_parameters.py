@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import perfmodel
-from perfmodel.calibration import DEFAULT_FREE, _code_digest, fingerprint
+from perfmodel.calibration import DEFAULT_FREE, _code_digest, check_changes, fit_check, stale_reasons
 
 PARAMETERS = Path(perfmodel.__file__).resolve().parent / "parameters"
 
@@ -27,15 +27,34 @@ def test_predict_uses_the_calibrated_set_by_default():
 
 
 def test_calibrated_set_is_not_stale():
-    """Refit with `python -m perfmodel.calibration` whenever figures, priors or model code change."""
-    doc = json.loads((PARAMETERS / "calibrated.json").read_text())
-    assert doc["fingerprint"] == fingerprint(), (
-        "perfmodel/parameters/calibrated.json is stale: the recorded figures, the default set, the "
-        "hardware catalog or the model code changed since it was fitted; regenerate it with "
-        "`python -m perfmodel.calibration`"
+    """Refit with `python -m perfmodel.calibration` when figures, priors, catalog or predictions change."""
+    reasons = stale_reasons()
+    assert not reasons, (
+        "perfmodel/parameters/calibrated.json is stale: "
+        + "; ".join(reasons)
+        + "; regenerate it with `python -m perfmodel.calibration`"
     )
+    doc = json.loads((PARAMETERS / "calibrated.json").read_text())
     fitted = {row["parameter"] for row in doc["fit"]["fit"]}
     assert fitted == set(DEFAULT_FREE)
+
+
+def test_the_fit_check_sees_a_changed_prediction_not_a_changed_layout(monkeypatch):
+    """Staleness is about numbers: the check equals itself, and moves when the model's code computes
+    something else (here the network stack's fixed latency made 1% slower, as an edit would)."""
+    from perfmodel import node
+
+    doc = json.loads((PARAMETERS / "calibrated.json").read_text())
+    assert check_changes(doc["check"], fit_check("calibrated")) == []
+    real = node.load_parameters
+
+    def slower(name=None):
+        params = real(name)
+        return params.with_values(net_stack_s=params["net_stack_s"] * 1.01)
+
+    monkeypatch.setattr(node, "load_parameters", slower)
+    changes = check_changes(doc["check"], fit_check("calibrated"))
+    assert changes and changes[0].startswith("residuals of")
 
 
 def test_calibrated_values_lie_inside_the_documented_bounds():
@@ -54,7 +73,7 @@ def test_every_seed_system_predicts_with_each_set(name):
     assert out.predicted.notna().sum() >= 150
 
 
-def test_the_fingerprint_sees_code_not_layout_comments_or_docstrings():
+def test_the_code_digest_sees_code_not_layout_comments_or_docstrings():
     base = _code_digest('def f(x):\n    """Doc."""\n    return 2 * x\n')
     assert _code_digest('def f(x):\n    """Other doc."""\n\n    return 2 * x  # comment\n') == base
     assert _code_digest("def f(x):\n    return 3 * x\n") != base
