@@ -25,7 +25,7 @@ import pandas as pd
 
 from perfmodel.benchmarks import parse_baseline
 from perfmodel.catalog import Catalog
-from perfmodel.node import SYSTEMS, predict
+from perfmodel.node import predict, write_consistency
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.units import UNITS
 from perfmodel.workload import Workload
@@ -93,9 +93,7 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
             dataset_gb=warehouses * 0.1,
         )
     workload = Workload.from_benchmark(fields)
-    profile = SYSTEMS.get(str(system))
-    if profile is not None:
-        workload = replace(workload, consistency=profile.write_consistency)
+    workload = replace(workload, consistency=write_consistency(str(system)))
     knobs: dict[str, Any] = {}
     if not _blank(row.get("threads_per_core")):
         knobs["threads_per_core"] = float(row["threads_per_core"])

@@ -69,7 +69,7 @@ def controls(**defaults) -> dict:
     import ipywidgets as w
 
     from perfmodel.catalog import list_platforms
-    from perfmodel.node import SYSTEMS
+    from perfmodel.systems import list_systems
 
     style = {"description_width": "150px"}
     layout = w.Layout(width="480px")
@@ -84,7 +84,7 @@ def controls(**defaults) -> dict:
             layout=layout,
         ),
         "system": w.Dropdown(
-            options=sorted(k for k in SYSTEMS if k != "fio"),
+            options=[k for k in list_systems() if k != "fio"],
             value=defaults.get("system", "scylla"),
             description="system",
             style=style,

@@ -189,28 +189,26 @@ def config_from_network(
 def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict | None = None) -> SimConfig:
     """Row ``i`` of a :class:`perfmodel.node.NodeModel`, flushes made explicit.
 
-    Where the system is an LSM store (``prof["lsm"]``) and a write causes
+    Where the system is an LSM store (its spec's ``lsm``) and a write causes
     background bytes, the flushes are simulated (the analytic model keeps that
     work as ``net.load_write``, occupying the device without being waited for):
     each node submits ``burst_qd`` background writes
     of occupancy ``occ_bg`` [s] when a memtable's worth
     (``burst_qd x 512 KiB``) has accumulated.
     """
-    net, ctx = model.net, model.context
-    cfg = ctx["cfg"]
-    dev = STATIONS.index("device")
+    net, inp, dev = model.net, model.inputs, model.devices
+    cfg = inp.cfg
+    dev_i = STATIONS.index("device")
     d_write = np.array(net.d_write[i], dtype=float)
-    flush = bool(ctx["prof"]["lsm"][i]) and float(ctx["bg_bytes_per_write"][i]) > 0
-    if (
-        not flush
-    ):  # background work that is not simulated as flushes (e.g. DM8 checkpoints) rides on the write
+    flush = bool(inp.sys.lsm[i]) and float(dev.bg_bytes_per_write[i]) > 0
+    if not flush:  # background work not simulated as flushes (e.g. DM8 checkpoints) rides on the write
         d_write = d_write + np.asarray(net.load_write[i], dtype=float)
-    closed = bool(ctx["workload"].closed)
+    closed = bool(inp.workload.closed)
     # a read reaches the device only on a cache miss (share ``reach``), and then needs d / reach
-    reach = float(ctx["reach"][i])
+    reach = float(dev.bursts.reach[i])
     read_visit = [1.0] * len(STATIONS)
-    if 0 < reach < 1 and net.d_read[i, dev] > 0:
-        read_visit[dev] = reach
+    if 0 < reach < 1 and net.d_read[i, dev_i] > 0:
+        read_visit[dev_i] = reach
     return SimConfig(
         d_read=tuple(float(v) for v in net.d_read[i]),
         d_write=tuple(float(v) for v in d_write),
@@ -220,14 +218,14 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         read_fraction=float(net.read_fraction[i]),
         copies=int(net.copies[i]),
         acks=int(net.acks[i]),
-        nodes=int(ctx["nodes"][i]),
+        nodes=int(cfg["nodes"][i]),
         closed=closed,
         population=int(cfg["population"][i]) if closed else 1,
         think_time=float(cfg["think_time_s"][i]),
         arrival_rate=float(cfg["arrival_rate"][i]),
-        flush_bytes_per_write=float(ctx["bg_bytes_per_write"][i]) if flush else 0.0,
-        flush_ios=int(round(float(ctx["burst_qd"][i]))) if flush else 0,
-        flush_io_time=float(ctx["occ_bg"][i]) if flush else 0.0,
+        flush_bytes_per_write=float(dev.bg_bytes_per_write[i]) if flush else 0.0,
+        flush_ios=int(round(float(dev.bursts.queue_depth[i]))) if flush else 0,
+        flush_io_time=float(dev.occ_background[i]) if flush else 0.0,
         family=family,
         service=dict(service or {}),
         read_visit=tuple(read_visit),

@@ -331,12 +331,12 @@ def simulate(
         predict's (``saturated`` True, latencies ``inf``) with
         ``replications`` 0. ``.records`` are the requests (times in s).
     """
-    from perfmodel.node import _report, _solve, build_model
+    from perfmodel import chain
 
     requests, warmup, replications = _check_run_length(requests, warmup, replications)
-    model = build_model(platform, workload, nodes=nodes, params=params, system=system, **knobs)
-    analytic = _solve(model)
-    size = model.context["size"]
+    model = chain.build(platform, workload, nodes=nodes, params=params, system=system, **knobs)
+    analytic = chain.solve(model)
+    size = model.size
     configs = [
         None if analytic.saturated[i] else config_from_model(model, i, family=family, service=service)
         for i in range(size)
@@ -357,7 +357,7 @@ def simulate(
     done = sim["replications"].to_numpy() > 0
     x = np.where(done, sim["throughput_ops_s"].to_numpy(), analytic.throughput)
     x = np.where(np.isfinite(x), x, analytic.throughput)
-    summary = _report(model, dataclasses.replace(analytic, throughput=x))
+    summary = chain.report(model, dataclasses.replace(analytic, throughput=x))
     simulated_unsaturated = np.array([c is not None for c in configs])
     for name in sim.columns:
         if name in summary.columns and name != "throughput_ops_s":

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel.node import OUTPUT_COLUMNS, SYSTEMS
+from perfmodel.node import OUTPUT_COLUMNS
+from perfmodel.systems import REQUIRED_PARAMETERS, list_systems
 from perfmodel.workload import Workload
 
 READS = Workload(operation="read", read_fraction=1.0, object_bytes=1000, dataset_bytes=50e9, clients=64)
@@ -157,16 +158,8 @@ def test_unknown_platform_lists_the_valid_ones():
 
 def test_every_system_has_parameters_in_the_default_set():
     params = perfmodel.load_parameters()
-    for system in SYSTEMS:
-        for base in (
-            "cpu_cycles_read",
-            "cpu_cycles_write",
-            "device_reads_per_miss",
-            "sync_writes",
-            "background_write_factor",
-            "memtable_bytes",
-            "cache_share_of_ram",
-        ):
+    for system in list_systems():
+        for base in REQUIRED_PARAMETERS:
             assert f"{base}[{system}]" in params.values, (system, base)
 
 

@@ -42,17 +42,17 @@ def test_calibrated_set_is_not_stale():
 def test_the_fit_check_sees_a_changed_prediction_not_a_changed_layout(monkeypatch):
     """Staleness is about numbers: the check equals itself, and moves when the model's code computes
     something else (here the network stack's fixed latency made 1% slower, as an edit would)."""
-    from perfmodel import node
+    from perfmodel import chain
 
     doc = json.loads((PARAMETERS / "calibrated.json").read_text())
     assert check_changes(doc["check"], fit_check("calibrated")) == []
-    real = node.load_parameters
+    real = chain.load_parameters
 
     def slower(name=None):
         params = real(name)
         return params.with_values(net_stack_s=params["net_stack_s"] * 1.01)
 
-    monkeypatch.setattr(node, "load_parameters", slower)
+    monkeypatch.setattr(chain, "load_parameters", slower)
     changes = check_changes(doc["check"], fit_check("calibrated"))
     assert changes and changes[0].startswith("residuals of")
 

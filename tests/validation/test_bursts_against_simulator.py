@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel.node import _report, _solve, build_model
+from perfmodel import chain
 from perfmodel.workload import Workload
 
 pytestmark = pytest.mark.slow
@@ -51,9 +51,9 @@ def simulated():
 
 def _open_loop_predict():
     """``predict`` with every read seeing time averages (y -> 0: the open-loop charge)."""
-    model = build_model(PLATFORM, WORKLOAD, nodes=NODES, system=SYSTEM, params="default")
+    model = chain.build(PLATFORM, WORKLOAD, nodes=NODES, system=SYSTEM, params="default")
     model.net.burst_devices = np.full_like(np.asarray(model.net.burst_devices, dtype=float), 1e15)
-    return _report(model, _solve(model)).iloc[0]
+    return chain.report(model, chain.solve(model)).iloc[0]
 
 
 def test_closed_loop_bursts_agree_with_the_simulator(simulated):
@@ -85,7 +85,7 @@ def _simulate_rocksdb(flush_io_scv: float):
     from perfmodel.sim.run import simulate_config
 
     platform, nodes, system = ROCKSDB
-    model = build_model(platform, ROCKSDB_WORKLOAD, nodes=nodes, system=system, params="default")
+    model = chain.build(platform, ROCKSDB_WORKLOAD, nodes=nodes, system=system, params="default")
     cfg = replace(config_from_model(model), flush_io_scv=flush_io_scv)
     res = simulate_config(cfg, requests=200_000, replications=3, seed=5, keep_records=False, progress=False)
     return res.summary.iloc[0]
@@ -114,10 +114,10 @@ def test_exponential_flush_writes_would_drain_a_flush_at_its_slowest_io():
 def test_memtable_stalls_catch_each_client_once_per_flush():
     # at the flush bound a write that finds the next memtable full waits for the flush: each
     # client is caught once, as its next write, so N x copies / (nodes x writes per flush) of
-    # the writes stall, each for the rest of the flush (solve.solve_closed, node._report)
+    # the writes stall, each for the rest of the flush (solve.solve_closed, chain.tails)
     platform, nodes, system = ROCKSDB
     kwargs = dict(nodes=nodes, system=system, params="default")
-    model = build_model(platform, ROCKSDB_WORKLOAD, **kwargs)
+    model = chain.build(platform, ROCKSDB_WORKLOAD, **kwargs)
     share = float(model.net.stall_share[0] * ROCKSDB_WORKLOAD.concurrency)
     res = perfmodel.simulate(
         platform, ROCKSDB_WORKLOAD, requests=200_000, replications=1, seed=5, progress=False, **kwargs

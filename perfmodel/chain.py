@@ -1,0 +1,917 @@
+"""The model chain: a configuration grid through short named stages to a prediction.
+
+:func:`perfmodel.predict` and the discrete-event simulator run the same chain
+(pvlib's ``ModelChain`` is the pattern: one named step per mechanism, each
+reading typed inputs and returning a small frozen result)::
+
+    inputs -> cpu -> cache -> devices -> paths -> demands -> network  (build)
+           -> solve                                                   (solve)
+           -> tails, io_rates -> report                               (report)
+
+============  ==============================================================
+stage         what it decides
+============  ==============================================================
+inputs        broadcast arrays of the workload, knobs (:mod:`perfmodel.settings`),
+              platform (catalog) and system (:mod:`perfmodel.systems` spec)
+cpu           threads, SMT yield, USL, NUMA, virtualisation, idle daemon cores
+cache         cache size, data hit ratio, metadata-cache misses
+devices       occupancies, device I/Os per operation, WAL / log split,
+              background writes, flush bursts and memtable stalls
+paths         network transfer, fixed latencies (wire, stack, VM I/O path),
+              redo-log flush, shared client link
+demands       CPU seconds per read and per write
+network       the stations of :data:`perfmodel.solve.STATIONS`
+solve         closed loop (approximate MVA) or open arrivals
+tails         latency means and percentiles (gamma bodies, burst and stall mixtures)
+io_rates      device IOPS, bytes and queue depth
+report        the output frame; system hooks add their columns (TPC-C tpmC)
+============  ==============================================================
+
+Every array has one entry per configuration; nothing loops in Python per
+configuration. System-specific behaviour comes from the system spec's data
+(threading, caches, daemons, log) and its named hooks, never from a branch on
+the system's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from perfmodel import cache as _cache
+from perfmodel import scaling, settings, storage
+from perfmodel.catalog import Platform, default_catalog, load_device, load_platform
+from perfmodel.params import ParameterSet, load_parameters
+from perfmodel.solve import (
+    STATIONS,
+    Network,
+    Solution,
+    burst_visits,
+    class_moments,
+    deterministic_part,
+    gamma_ppf,
+    mixture_quantile,
+    solve_closed,
+    solve_open,
+)
+from perfmodel.systems import HOOKS, SystemSpec, load_system
+from perfmodel.workload import Workload
+
+IX = {name: i for i, name in enumerate(STATIONS)}
+#: page of a metadata / WAL I/O [B]
+META_IO_BYTES = 4096.0
+#: request / response header bytes on the wire [B]
+HEADER_BYTES = 128.0
+
+# ---------------------------------------------------------------------------------------
+# inputs
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlatformArrays:
+    """Per-configuration platform facts, SI units (a platform is looked up once)."""
+
+    id: np.ndarray
+    arch: np.ndarray
+    cores: np.ndarray
+    threads_per_core: np.ndarray
+    sockets: np.ndarray
+    numa_nodes: np.ndarray
+    base_hz: np.ndarray
+    ram_bytes: np.ndarray
+    net_bw: np.ndarray
+    net_latency: np.ndarray
+    device: np.ndarray
+    devices: np.ndarray
+    wal_device: np.ndarray
+    smt_modes: np.ndarray
+    index: np.ndarray
+
+
+@dataclass(frozen=True)
+class SystemArrays:
+    """Per-configuration system facts from the specs (a spec is loaded once)."""
+
+    specs: tuple[SystemSpec, ...]
+    codes: np.ndarray
+    id: np.ndarray
+    hashed: np.ndarray
+    thread_cap: np.ndarray
+    data_cache: np.ndarray
+    read_before_write: np.ndarray
+    lsm: np.ndarray
+    remote: np.ndarray
+    page_bytes: np.ndarray
+    sync_to_log: np.ndarray
+    has_daemons: np.ndarray
+    has_metadata_cache: np.ndarray
+
+    def take(self, values) -> np.ndarray:
+        """One value per spec, spread to the configurations."""
+        return np.asarray(values, dtype=float)[self.codes]
+
+    def parameter(self, params: ParameterSet, name: str) -> np.ndarray:
+        """``name[id]`` per configuration (the set's value, else the spec's default)."""
+        return self.take([s.parameter(params, name) for s in self.specs])
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The grid: workload arrays, resolved knobs, platform and system arrays, parameters."""
+
+    size: int
+    workload: Workload
+    params: ParameterSet
+    cfg: dict
+    knobs: dict
+    plat: PlatformArrays
+    sys: SystemArrays
+
+
+def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inputs:
+    """Broadcast every argument to the configurations and resolve catalog, system and knobs."""
+    params = load_parameters(params)
+    resolved = settings.resolve(knobs)
+    platforms, platform_index = _as_platforms(platform)
+    size, cfg = _broadcast(
+        {
+            "platform_index": platform_index,
+            "system": system,
+            "nodes": nodes,
+            "read_fraction": workload.read_fraction,
+            "object_bytes": workload.object_bytes,
+            "io_bytes": workload.io_bytes,
+            "dataset_bytes": workload.dataset_bytes,
+            "zipf_s": workload.zipf_s,
+            "think_time_s": workload.think_time_s,
+            "population": workload.concurrency if workload.closed else 1.0,
+            "arrival_rate": workload.arrival_rate if not workload.closed else np.nan,
+            "replication_factor": workload.replication_factor,
+            "acks": workload.acks,
+            **{f"knob:{k}": v for k, v in resolved.items()},
+        }
+    )
+    knob_arrays = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
+    for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "dataset_bytes", "zipf_s",
+                "think_time_s", "population", "arrival_rate", "replication_factor", "acks"):  # fmt: skip
+        cfg[key] = cfg[key].astype(float)
+    nodes = cfg["nodes"]
+    if (nodes < 1).any():
+        raise ValueError("nodes: must be >= 1")
+    rf = cfg["replication_factor"]
+    if (rf > nodes).any():
+        i = int(np.argmax(rf > nodes))
+        raise ValueError(f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})")
+    plat = _platform_arrays(platforms, cfg["platform_index"].astype(int))
+    return Inputs(size, workload, params, cfg, knob_arrays, plat, _system_arrays(cfg["system"]))
+
+
+def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
+    """Distinct platforms and, per configuration, the index of its platform."""
+    if not isinstance(platform, list | tuple | np.ndarray):
+        return [platform if isinstance(platform, Platform) else load_platform(platform)], 0
+    keys = [p.id if isinstance(p, Platform) else str(p) for p in platform]
+    codes, uniques = pd.factorize(np.asarray(keys, dtype=object))
+    first = {k: p for k, p in zip(keys, platform, strict=True)}
+    loaded = [first[k] if isinstance(first[k], Platform) else load_platform(first[k]) for k in uniques]
+    return loaded, codes
+
+
+def _broadcast(values: dict[str, object]) -> tuple[int, dict[str, np.ndarray]]:
+    arrays = {k: np.asarray(v) for k, v in values.items()}
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k.removeprefix('knob:')} {a.shape}" for k, a in arrays.items() if a.ndim)
+        raise ValueError(f"arguments do not broadcast: {shapes}") from None
+    size = int(np.prod(shape)) if shape else 1
+    return size, {k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}
+
+
+def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformArrays:
+    def col(fn):
+        return np.array([fn(p) for p in platforms], dtype=object)[index]
+
+    catalog = default_catalog()
+    return PlatformArrays(
+        id=col(lambda p: p.id),
+        arch=col(lambda p: p.arch),
+        cores=col(lambda p: p.cores).astype(float),
+        threads_per_core=col(lambda p: p.threads_per_core).astype(float),
+        sockets=col(lambda p: p.sockets).astype(float),
+        numa_nodes=col(lambda p: p.numa_nodes).astype(float),
+        base_hz=col(lambda p: p.base_hz).astype(float),
+        ram_bytes=col(lambda p: p.ram_bytes).astype(float),
+        net_bw=col(lambda p: catalog.network(p.network).bandwidth_bytes_s).astype(float),
+        net_latency=col(lambda p: catalog.network(p.network).latency_s).astype(float),
+        device=col(lambda p: _data_slot(p)[0]),
+        devices=col(lambda p: _data_slot(p)[1]).astype(float),
+        wal_device=col(_wal_slot),
+        smt_modes=col(lambda p: p.smt_modes),
+        index=index,
+    )
+
+
+def _data_slot(p: Platform) -> tuple[str, int]:
+    """The platform's data devices: the largest slot that is not a small WAL device."""
+    slots = sorted(p.storage, key=lambda s: -s.count * load_device(s.device).capacity_bytes)
+    return slots[0].device, slots[0].count
+
+
+def _wal_slot(p: Platform) -> str:
+    data = _data_slot(p)[0]
+    others = [s.device for s in p.storage if s.device != data]
+    return others[0] if others else ""
+
+
+def _system_arrays(system: np.ndarray) -> SystemArrays:
+    codes, names = pd.factorize(np.asarray(system, dtype=object))
+    try:
+        specs = tuple(load_system(str(n)) for n in names)
+    except (KeyError, FileNotFoundError) as exc:
+        raise ValueError(f"system: {exc}") from None
+
+    def flag(attr):
+        return np.array([bool(getattr(s, attr)) for s in specs])[codes]
+
+    return SystemArrays(
+        specs=specs,
+        codes=codes,
+        id=np.array([s.id for s in specs], dtype=object)[codes],
+        hashed=np.array([s.threading == "hashed" for s in specs])[codes],
+        thread_cap=np.array([s.thread_cap for s in specs], dtype=float)[codes],
+        data_cache=flag("data_cache"),
+        read_before_write=flag("read_before_write"),
+        lsm=flag("lsm"),
+        remote=flag("remote"),
+        page_bytes=np.array([s.page_bytes for s in specs], dtype=float)[codes],
+        sync_to_log=np.array([s.sync_writes_to == "log" for s in specs])[codes],
+        has_daemons=flag("daemons"),
+        has_metadata_cache=flag("metadata_cache"),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# cpu
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """Threads (shards) and each thread's effective clock [Hz]."""
+
+    threads_per_core: np.ndarray
+    cores: np.ndarray
+    threads: np.ndarray
+    thread_hz: np.ndarray
+    devices: np.ndarray
+    daemons: np.ndarray  # daemons per node (1 where the system has none)
+    virtualization: np.ndarray
+
+
+def cpu(inp: Inputs) -> Cpu:
+    """Shards / worker threads, SMT yield, USL, NUMA slowdown, VM efficiency, idle daemon cores."""
+    plat, k, params = inp.plat, inp.knobs, inp.params
+    tpc = settings.fill(k["threads_per_core"], plat.threads_per_core).astype(float)
+    _check_smt(plat, tpc)
+    cores = settings.fill(k["cores"], plat.cores).astype(float)
+    if (cores < 1).any() or (cores > plat.cores).any():
+        i = int(np.argmax((cores < 1) | (cores > plat.cores)))
+        raise ValueError(f"cores: {cores[i]:g} is outside 1..{plat.cores[i]:g} for {plat.id[i]}")
+    devices = settings.fill(k["devices"], plat.devices).astype(float)
+    cores_per_device = k["cores_per_device"].astype(float)
+    cores = np.where(np.isfinite(cores_per_device), np.minimum(cores, cores_per_device * devices), cores)
+    per_device = _daemons_per_device(inp)
+    idle = np.where(inp.sys.has_daemons, _daemon_idle(inp) * per_device * devices, 0.0)
+    cores_avail = np.maximum(cores - idle, 0.05)  # cores left for requests [count]
+    cap = k["thread_cap"].astype(float)
+    cap = np.where(np.isfinite(cap), cap, inp.sys.thread_cap)
+    threads = np.maximum(np.floor(scaling.usable_threads(np.maximum(cores_avail, 1.0), tpc, cap)), 1.0)
+    virt = k["virtualization"]
+    virt_eff = np.select(
+        [virt == "untuned", virt == "boost"],
+        [params["virt_cpu_efficiency[untuned]"], params["virt_cpu_efficiency[boost]"]],
+        1.0,
+    )
+    hz = plat.base_hz * params.lookup("ghz_factor", plat.arch)
+    sigma = inp.sys.parameter(params, "usl_sigma")
+    kappa = inp.sys.parameter(params, "usl_kappa")
+    thread_hz = (
+        hz
+        * scaling.smt_yield(tpc, params.lookup("smt_alpha", plat.arch))
+        / tpc
+        * scaling.usl_efficiency(threads, sigma, kappa)
+        / _numa_slowdown(inp, threads, tpc)
+        * virt_eff
+        * np.minimum(cores_avail, 1.0)  # a node whose daemons' idle load leaves under one core
+    )
+    daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
+    return Cpu(tpc, cores, threads, thread_hz, devices, daemons, virt)
+
+
+def _check_smt(plat: PlatformArrays, tpc: np.ndarray) -> None:
+    """Each distinct (platform, SMT mode) pair is checked once."""
+    _, first, inverse = np.unique(plat.index * 1024 + tpc.astype(int), return_index=True, return_inverse=True)
+    ok = np.array([tpc[i] in plat.smt_modes[i] for i in first])[inverse.ravel()]
+    if not ok.all():
+        i = int(np.argmin(ok))
+        raise ValueError(
+            f"threads_per_core: {tpc[i]:g} is not an SMT mode of {plat.id[i]} (valid: {plat.smt_modes[i]})"
+        )
+
+
+def _daemons_per_device(inp: Inputs) -> np.ndarray:
+    """Daemons per data device: the spec's knob (Ceph: osds_per_device), 1 where there are none."""
+    out = np.ones(inp.size)
+    for code, spec in enumerate(inp.sys.specs):
+        if spec.daemons is not None:
+            mask = inp.sys.codes == code
+            out[mask] = inp.knobs[spec.daemons.per_device_knob].astype(float)[mask]
+    return out
+
+
+def _daemon_idle(inp: Inputs) -> np.ndarray:
+    return inp.sys.take(
+        [s.parameter(inp.params, s.daemons.idle_cores) if s.daemons else 0.0 for s in inp.sys.specs]
+    )
+
+
+def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray) -> np.ndarray:
+    plat = inp.plat
+    cores_per_node = plat.cores / plat.numa_nodes
+    bound = inp.knobs["numa_binding"].astype(bool)
+    spanned = scaling.numa_nodes_spanned(np.ceil(threads / tpc), cores_per_node, bound, plat.numa_nodes)
+    return scaling.numa_slowdown(
+        spanned,
+        np.maximum(plat.numa_nodes / plat.sockets, 1.0),
+        inp.params["numa_same_socket_penalty"],
+        inp.params["numa_cross_socket_penalty"],
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# cache
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cache:
+    """Cache per node (per daemon where the system has daemons), hit ratios, metadata misses."""
+
+    cache_bytes: np.ndarray
+    data_hit: np.ndarray
+    metadata_reads: np.ndarray  # device reads per request for metadata misses [count]
+
+
+def cache(inp: Inputs, cpu_: Cpu) -> Cache:
+    """Data hit ratio of the system's cache; metadata (onode) misses of a per-daemon cache."""
+    cfg, sys_ = inp.cfg, inp.sys
+    share = sys_.parameter(inp.params, "cache_share_of_ram")
+    cache_bytes = inp.knobs["cache_bytes"].astype(float)
+    cache_bytes = np.where(np.isfinite(cache_bytes), cache_bytes, share * inp.plat.ram_bytes / cpu_.daemons)
+    per_node_data = cfg["dataset_bytes"] * cfg["replication_factor"] / cfg["nodes"]
+
+    def hit(cache_b, data_b, item_b, rows):
+        if inp.workload.key_distribution == "zipf":
+            z = cfg["zipf_s"][rows]
+            return _cache.hit_ratio(cache_b, data_b, item_b, distribution="zipf", zipf_s=z)
+        return _cache.hit_ratio(cache_b, data_b, item_b)
+
+    all_rows = np.ones(inp.size, dtype=bool)
+    data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg["object_bytes"], all_rows), 0.0)
+    data_hit = np.where(inp.knobs["cache_state"] == "cold", 0.0, data_hit)
+    metadata_reads = np.zeros(inp.size)
+    for code, spec in enumerate(sys_.specs):
+        meta = spec.metadata_cache
+        if meta is None:
+            continue
+        rows = sys_.codes == code
+        entry = spec.parameter(inp.params, meta.entry_bytes)
+        object_bytes = spec.parameter(inp.params, meta.object_bytes)
+        objects = per_node_data[rows] / np.maximum(cpu_.daemons[rows], 1.0) / object_bytes
+        meta_hit = hit(cache_bytes[rows], objects * entry, entry, rows)
+        metadata_reads[rows] = (1.0 - meta_hit) * spec.parameter(inp.params, meta.reads_per_miss)
+    return Cache(cache_bytes, data_hit, metadata_reads)
+
+
+# ---------------------------------------------------------------------------------------
+# devices
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceSpecs:
+    """Per-configuration parameters of a device slot (looked up once per distinct device)."""
+
+    ids: np.ndarray
+    parallelism: np.ndarray
+    p_eff: np.ndarray
+    read_iops: np.ndarray
+    write_iops: np.ndarray
+    seq_read: np.ndarray
+    seq_write: np.ndarray
+    write_latency: np.ndarray
+    single_queue: np.ndarray
+
+
+def device_specs(ids: np.ndarray) -> DeviceSpecs:
+    """The catalog parameters of each configuration's device (``""``: none, NaN)."""
+    inv, uniq = pd.factorize(np.asarray(ids, dtype=object))
+    rows = []
+    for name in uniq:
+        if name == "":
+            rows.append((np.nan,) * 8)
+            continue
+        d = load_device(name)
+        p_eff = storage.effective_parallelism(d.internal_parallelism, d.hardware_queues, d.queue_depth_limit)
+        rows.append(
+            (d.internal_parallelism, float(p_eff), d.read_iops_4k, d.write_iops_4k, d.seq_read_bytes_s)
+            + (d.seq_write_bytes_s, d.write_latency_s, 1.0 if d.interface == "sata" else 0.0)
+        )
+    table = np.array(rows, dtype=float).reshape(len(uniq), 8)[inv]
+    return DeviceSpecs(np.asarray(ids, dtype=object), *table.T)
+
+
+@dataclass(frozen=True)
+class Devices:
+    """Device I/O per operation, the WAL / log split, background writes and their bursts."""
+
+    data: DeviceSpecs
+    wal: DeviceSpecs
+    has_wal: np.ndarray
+    io_bytes: np.ndarray  # bytes of a data-device I/O: at least a page [B]
+    reads_per_read: np.ndarray
+    reads_per_write: np.ndarray
+    sync_data: np.ndarray  # synchronous data-device writes per write replica
+    sync_wal: np.ndarray  # synchronous WAL-device writes per write replica
+    metadata_reads: np.ndarray  # device reads per request for metadata misses [count]
+    metadata_on_data: np.ndarray  # metadata reads go to the data device (no WAL device)
+    d_read: np.ndarray  # data-device occupancy per read [s]
+    d_write: np.ndarray
+    d_wal_read: np.ndarray
+    d_wal_write: np.ndarray
+    d_background: np.ndarray  # background occupancy per write replica [s]
+    occ_background: np.ndarray  # occupancy of one 512 KiB background I/O [s]
+    host_cost: np.ndarray  # single-queue block-layer CPU per I/O [s]
+    bg_bytes_per_write: np.ndarray  # background bytes per write replica [B]
+    bg_bytes: np.ndarray  # background bytes per request, per node [B]
+    bursts: Bursts
+
+
+@dataclass(frozen=True)
+class Bursts:
+    """Flush / compaction bursts of LSM stores and memtable back-pressure."""
+
+    queue_depth: np.ndarray  # 512 KiB I/Os a flush submits at once [count]
+    duty_per_op: np.ndarray  # device time in bursts per unit throughput [s]
+    backlog: np.ndarray  # the backlog a read meeting a burst waits a part of [s]
+    reach: np.ndarray  # share of reads that reach the device [-]
+    stall_share: np.ndarray  # share of writes one client's stall catches [-]
+
+
+def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
+    """Occupancy of every device I/O and how many of each a read and a write make."""
+    sys_, params, cfg, k = inp.sys, inp.params, inp.cfg, inp.knobs
+    data = device_specs(settings.fill(k["device"], inp.plat.device))
+    wal_ids = settings.fill(k["wal_device"], inp.plat.wal_device)
+    wal, has_wal = device_specs(wal_ids), wal_ids != ""
+    io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
+    occ_r = storage.io_occupancy(io_bytes, data.parallelism, data.read_iops, data.seq_read)
+    occ_w = storage.io_occupancy(io_bytes, data.parallelism, data.write_iops, data.seq_write)
+    occ_wal, occ_wal_r = _wal_occupancies(wal, has_wal)
+    occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
+    miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss")
+    reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
+    sync = sys_.parameter(params, "sync_writes")
+    # one synchronous write (WAL / deferred) goes to the WAL device when there is one; a
+    # system whose commit is a redo-log flush writes it at the log station (paths)
+    sync_wal = np.where(has_wal & (sync > 0), 1.0, 0.0)
+    sync_data = np.where(sys_.sync_to_log, 0.0, sync - sync_wal)
+    meta = cache_.metadata_reads
+    on_data = sys_.has_metadata_cache & ~has_wal
+    bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor")
+    occ_bg = storage.io_occupancy(storage.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
+    d_bg = bg_bytes_per_write / storage.FLUSH_IO_BYTES * occ_bg
+    bg_bytes = (1 - cfg["read_fraction"]) * bg_bytes_per_write * cfg["replication_factor"] / cfg["nodes"]
+    return Devices(
+        data=data,
+        wal=wal,
+        has_wal=has_wal,
+        io_bytes=io_bytes,
+        reads_per_read=miss_reads,
+        reads_per_write=reads_per_write,
+        sync_data=sync_data,
+        sync_wal=sync_wal,
+        metadata_reads=meta,
+        metadata_on_data=on_data,
+        d_read=miss_reads * occ_r + np.where(on_data, meta * occ_meta_r, 0.0),
+        d_write=reads_per_write * occ_r + sync_data * occ_w,  # what a write waits for at the device
+        d_wal_read=np.where(sys_.has_metadata_cache & has_wal, meta * occ_wal_r, 0.0),
+        d_wal_write=sync_wal * occ_wal,
+        d_background=d_bg,
+        occ_background=occ_bg,
+        host_cost=np.where(data.single_queue > 0, params["blk_sq_cost_s"], 0.0),
+        bg_bytes_per_write=bg_bytes_per_write,
+        bg_bytes=bg_bytes,
+        bursts=_bursts(inp, cpu_, data, miss_reads, bg_bytes_per_write, bg_bytes),
+    )
+
+
+def _wal_occupancies(wal: DeviceSpecs, has_wal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Occupancy of a 4 KiB WAL write and read [s] (0 without a WAL device)."""
+    par = np.where(has_wal, wal.parallelism, 1.0)
+
+    def occ(iops, bandwidth):
+        return np.where(
+            has_wal,
+            storage.io_occupancy(
+                META_IO_BYTES, par, np.where(has_wal, iops, 1.0), np.where(has_wal, bandwidth, 1.0)
+            ),
+            0.0,
+        )
+
+    return occ(wal.write_iops, wal.seq_write), occ(wal.read_iops, wal.seq_read)
+
+
+def _bursts(
+    inp: Inputs, cpu_: Cpu, data: DeviceSpecs, reads_per_read, bg_bytes_per_write, bg_bytes
+) -> Bursts:
+    """Flushes drain QD x 512 KiB at the sequential write bandwidth; a read meeting one waits
+    behind the backlog (seed 003: QD 200-800). Memtable back-pressure: a flush holds QD x 512 KiB,
+    written by W = that / bytes-per-write replica writes; a stall catches each client's next write
+    once, so a share copies / (nodes x W) of writes stall (:func:`perfmodel.solve.solve_closed`)."""
+    lsm = inp.sys.lsm
+    memtable = inp.sys.parameter(inp.params, "memtable_bytes")
+    queue_depth = np.minimum(memtable / storage.FLUSH_IO_BYTES, inp.params["block_queue_limit"])
+    writes_per_flush = queue_depth * storage.FLUSH_IO_BYTES / np.maximum(bg_bytes_per_write, 1e-300)
+    rf, nodes = inp.cfg["replication_factor"], inp.cfg["nodes"]
+    return Bursts(
+        queue_depth=queue_depth,
+        duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
+        backlog=storage.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
+        reach=np.minimum(reads_per_read, 1.0),
+        stall_share=np.where(lsm & (bg_bytes_per_write > 0), rf / (nodes * writes_per_flush), 0.0),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# paths and demands
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Paths:
+    """What a request crosses besides the CPU and devices: demands [s] and the log's servers."""
+
+    net_read: np.ndarray
+    net_write: np.ndarray
+    fixed_read: np.ndarray
+    fixed_write: np.ndarray
+    log_write: np.ndarray
+    log_files: np.ndarray
+    link: np.ndarray
+
+
+def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
+    """Network transfer, wire and stack latency, the VM I/O path, the redo-log flush, a client link."""
+    params, plat, cfg, sys_ = inp.params, inp.plat, inp.cfg, inp.sys
+    virt = cpu_.virtualization
+    virt_io = np.select(
+        [virt == "untuned", virt == "boost"],
+        [params["virt_io_overhead_s[untuned]"], params["virt_io_overhead_s[boost]"]],
+        0.0,
+    )
+    wire = np.where(sys_.remote, 2 * plat.net_latency + params["net_stack_s"], 0.0)
+    net = np.where(sys_.remote, (cfg["io_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0)
+    log_bytes = sys_.take(
+        [s.parameter(params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0 for s in sys_.specs]
+    )
+    log = np.where(
+        sys_.sync_to_log, dev.data.write_latency + log_bytes / dev.data.seq_write + virt_io, 0.0
+    )  # the VM I/O path per synchronous I/O; a redo write pays it at the log
+    gbps = inp.knobs["client_link_gbps"].astype(float)
+    has_link = np.isfinite(gbps)
+    link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
+    return Paths(
+        net_read=net,
+        net_write=net,
+        fixed_read=wire + virt_io * dev.reads_per_read,
+        fixed_write=wire + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
+        log_write=log,
+        log_files=inp.knobs["log_files"].astype(float),
+        link=np.where(has_link, (cfg["io_bytes"] + HEADER_BYTES) / link_bw, 0.0),
+    )
+
+
+@dataclass(frozen=True)
+class Demands:
+    """CPU seconds per read and per write replica [s]."""
+
+    cpu_read: np.ndarray
+    cpu_write: np.ndarray
+
+
+def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
+    """Cycles per operation, per device read and per metadata miss, at each thread's clock."""
+    sys_, params = inp.sys, inp.params
+    cyc_m = sys_.parameter(params, "cpu_cycles_miss")
+    meta_cycles = sys_.take(
+        [s.parameter(params, s.metadata_cache.cpu_cycles_per_miss) if s.metadata_cache else 0.0
+         for s in sys_.specs]
+    )  # fmt: skip
+    cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
+    hz, host = cpu_.thread_hz, dev.host_cost
+    read = (sys_.parameter(params, "cpu_cycles_read") + dev.reads_per_read * cyc_m + cyc_meta) / hz
+    write = (sys_.parameter(params, "cpu_cycles_write") + dev.reads_per_write * cyc_m + cyc_meta) / hz
+    return Demands(
+        cpu_read=read + dev.reads_per_read * host,
+        cpu_write=write + (dev.sync_data + dev.reads_per_write) * host,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# network, model, solve
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeModel:
+    """A configuration grid as networks of stations, before solving, with every stage's result.
+
+    The discrete-event simulator runs ``net`` (:mod:`perfmodel.sim.config`),
+    so it simulates exactly the system :func:`solve` solves analytically.
+    """
+
+    net: Network
+    inputs: Inputs
+    cpu: Cpu
+    cache: Cache
+    devices: Devices
+    paths: Paths
+    demands: Demands = field(repr=False)
+
+    @property
+    def size(self) -> int:
+        """Configurations [count]."""
+        return self.inputs.size
+
+
+def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands) -> Network:
+    """The stations of :data:`perfmodel.solve.STATIONS`: demands, servers, multiplicity, visits."""
+    size, k, cfg = inp.size, len(STATIONS), inp.cfg
+    nodes = cfg["nodes"]
+    d_read, d_write = np.zeros((size, k)), np.zeros((size, k))
+    servers, mult, scv = np.ones((size, k)), np.ones((size, k)), np.ones((size, k))
+    rows = {
+        # station: (read demand, write demand, servers, multiplicity, scv)
+        "network": (path.net_read, path.net_write, 1.0, nodes, 0.0),
+        "cpu": (dem.cpu_read, dem.cpu_write, np.where(inp.sys.hashed, 1.0, cpu_.threads),
+                np.where(inp.sys.hashed, cpu_.threads, 1.0) * nodes, 1.0),
+        "device": (dev.d_read, dev.d_write, np.floor(dev.data.p_eff), cpu_.devices * nodes, 1.0),
+        "wal": (dev.d_wal_read, dev.d_wal_write, np.where(dev.has_wal, np.floor(dev.wal.parallelism), 1.0),
+                nodes, 1.0),
+        "log": (0.0, path.log_write, path.log_files, nodes, 1.0),
+        "client_link": (path.link, path.link, 1.0, 1.0, 0.0),
+        "fixed": (path.fixed_read, path.fixed_write, np.inf, 1.0, 0.0),
+    }  # fmt: skip
+    for name, (r, w, c, m, v) in rows.items():
+        i = IX[name]
+        d_read[:, i], d_write[:, i], servers[:, i], mult[:, i], scv[:, i] = r, w, c, m, v
+    # background writes occupy the device (capacity, queues) but no client waits for them
+    load_write = np.zeros((size, k))
+    load_write[:, IX["device"]] = dev.d_background
+    # visits per request: the device only on a cache miss, the WAL device for its own I/O
+    v_read, v_write = (d_read > 0).astype(float), (d_write > 0).astype(float)
+    v_read[:, IX["device"]] = dev.reads_per_read + np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)
+    v_write[:, IX["device"]] = dev.reads_per_write + dev.sync_data
+    v_read[:, IX["wal"]] = np.where(inp.sys.has_metadata_cache & dev.has_wal, dev.metadata_reads, 0.0)
+    v_write[:, IX["wal"]] = dev.sync_wal
+    b = dev.bursts
+    return Network(
+        d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
+        burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
+        burst_devices=cpu_.devices * nodes, stall_share=b.stall_share, load_write=load_write,
+        v_read=v_read, v_write=v_write,
+    )  # fmt: skip
+
+
+def build(platform, workload: Workload, *, nodes=1, params=None, system, **knobs) -> NodeModel:
+    """Run the build stages: the stations of every configuration, unsolved."""
+    inp = inputs(platform, workload, nodes=nodes, params=params, system=system, knobs=knobs)
+    cpu_ = cpu(inp)
+    cache_ = cache(inp, cpu_)
+    dev = devices(inp, cpu_, cache_)
+    path = paths(inp, cpu_, dev)
+    dem = demands(inp, cpu_, cache_, dev)
+    return NodeModel(network(inp, cpu_, dev, path, dem), inp, cpu_, cache_, dev, path, dem)
+
+
+def solve(model: NodeModel) -> Solution:
+    """Solve every configuration's network: closed loop (approximate MVA) or open arrivals."""
+    cfg = model.inputs.cfg
+    if model.inputs.workload.closed:
+        return solve_closed(model.net, cfg["population"], cfg["think_time_s"])
+    return solve_open(model.net, cfg["arrival_rate"])
+
+
+# ---------------------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tails:
+    """Latency means and percentiles [s] per class (read, write) and overall; ``burst_duty`` [-]."""
+
+    mean_read: np.ndarray
+    mean_write: np.ndarray
+    mean: np.ndarray
+    quantiles: dict  # "p50" / "p95" / "p99" -> (read, write, overall)
+    burst_duty: np.ndarray
+
+
+def tails(model: NodeModel, sol: Solution) -> Tails:
+    """Each class's latency = its fixed part (wire, transfers, VM I/O path) + a gamma with the
+    mean and variance of its queueing and service times; a read that meets a flush burst also
+    waits behind a share of the burst backlog B, a write held by memtable back-pressure waits the
+    rest of a flush (:func:`perfmodel.storage.closed_loop_burst`; docs/models.md)."""
+    net, x, inp = model.net, sol.throughput, model.inputs
+    f = inp.cfg["read_fraction"]
+    mean_r, var_r, mean_w, var_w = class_moments(net, sol)
+    # writes held by memtable back-pressure (solve_closed): a share p_stall of them waits the
+    # rest of a flush, stall / p_stall on average -- taken as that constant
+    stall = np.zeros(inp.size) if sol.write_stall is None else sol.write_stall
+    p_stall = np.ones(inp.size) if sol.write_stall_probability is None else sol.write_stall_probability
+    shift_r, shift_w = deterministic_part(net, sol)
+    b = model.devices.bursts
+    duty = np.minimum(x * b.duty_per_op, 1.0)
+    # closed loop: fewer reads meet a burst than its time share, each waits longer; open: U(0, B)
+    y = burst_visits(net, x, inp.cfg["population"] if inp.workload.closed else None)
+    share, w_mean, w_var, _ = storage.closed_loop_burst(y)
+    p_burst = duty * b.reach * share
+    vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
+    vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
+    read_parts = [
+        (1 - p_burst, vr_mean, vr_var, shift_r),
+        (p_burst, vr_mean + b.backlog * w_mean, vr_var + b.backlog**2 * w_var, shift_r),
+    ]
+    p_stalled = np.where(stall > 0, p_stall, 0.0)
+    write_parts = [
+        (1 - p_stalled, vw_mean, vw_var, shift_w),
+        (p_stalled, vw_mean + np.where(stall > 0, stall / p_stall, 0.0), vw_var, shift_w),
+    ]
+    quantiles = _quantiles(f, (mean_r, mean_w), read_parts, write_parts, p_burst, stall, inp.size)
+    mean_r_total, mean_w_total = mean_r + p_burst * b.backlog * w_mean, mean_w + stall
+    with np.errstate(invalid="ignore"):
+        mean = _weighted(f, mean_r_total) + _weighted(1 - f, mean_w_total)
+    return Tails(mean_r_total, mean_w_total, mean, quantiles, duty)
+
+
+def _spread(mean, var, shift):
+    """The variable part as a gamma's mean and variance; a floor keeps it proper."""
+    part = np.maximum(mean - shift, 1e-12)
+    return part, np.maximum(var, (1e-9 * part) ** 2)
+
+
+def _weighted(weight, value):
+    """``weight * value``, with ``0 * inf = 0`` for an absent class."""
+    present = weight > 0
+    return np.where(present, weight * np.where(present, value, 0.0), 0.0)
+
+
+def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size) -> dict:
+    """p50 / p95 / p99 of reads, writes and their mix (mixtures solved exactly where needed)."""
+    mean_r, mean_w = means
+    has_r, has_w = f > 0, f < 1
+    finite = np.isfinite(mean_r) & np.isfinite(mean_w)
+    need_r, need_w, both = (
+        has_r & (p_burst > 0) & finite,
+        has_w & (stall > 0) & finite,
+        has_r & has_w & finite,
+    )
+
+    def subset(parts, mask):
+        return [
+            tuple(np.broadcast_to(np.asarray(a, dtype=float), (size,))[mask] for a in part) for part in parts
+        ]
+
+    read_sub, write_sub = subset(read_parts, need_r), subset(write_parts, need_w)
+    mix_sub = subset(
+        [(f * w, m, v, sh) for w, m, v, sh in read_parts]
+        + [((1 - f) * w, m, v, sh) for w, m, v, sh in write_parts],
+        both,
+    )
+    (_, vr_mean, vr_var, shift_r), (_, vw_mean, vw_var, shift_w) = read_parts[0], write_parts[0]
+    out = {}
+    for q, name in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
+        r_q = shift_r + gamma_ppf(q, vr_mean, vr_var)
+        if need_r.any():
+            r_q[need_r] = mixture_quantile(q, read_sub)
+        w_q = shift_w + gamma_ppf(q, vw_mean, vw_var)
+        if need_w.any():
+            w_q[need_w] = mixture_quantile(q, write_sub)
+        overall = np.where(has_r, r_q, w_q)
+        if both.any():  # the read / write mix, solved exactly; it lies between the classes' own
+            lo, hi = np.minimum(r_q, w_q)[both], np.maximum(r_q, w_q)[both]
+            overall[both] = mixture_quantile(q, mix_sub, bracket=(lo, hi))
+        out[name] = (
+            np.where(np.isfinite(mean_r), r_q, np.inf),
+            np.where(np.isfinite(mean_w), w_q, np.inf),
+            np.where(finite | ~(has_r & has_w), overall, np.inf),
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class IoRates:
+    """What one data device sees: IOPS [1/s], bytes [B/s], queue depth [count]."""
+
+    read_iops: np.ndarray
+    write_iops: np.ndarray
+    read_bytes_s: np.ndarray
+    write_bytes_s: np.ndarray
+    queue_depth: np.ndarray
+
+
+def io_rates(model: NodeModel, sol: Solution) -> IoRates:
+    """Device I/O rates from the throughput, and outstanding I/Os by Little's law."""
+    dev, inp, x = model.devices, model.inputs, sol.throughput
+    f, rf, nodes = inp.cfg["read_fraction"], inp.cfg["replication_factor"], inp.cfg["nodes"]
+    devices = model.cpu.devices
+    per_dev = x / (devices * nodes)
+    metadata = np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)
+    read_ios = per_dev * (f * (dev.reads_per_read + metadata) + (1 - f) * rf * dev.reads_per_write)
+    sync_write_ios = per_dev * (1 - f) * rf * dev.sync_data
+    background = x * dev.bg_bytes / devices
+    write_ios = sync_write_ios + background / storage.FLUSH_IO_BYTES
+    # outstanding requests per station; a class that is absent adds nothing
+    queue = x[:, None] * (_weighted(f[:, None], sol.r_read) + _weighted(((1 - f) * rf)[:, None], sol.r_write))
+    return IoRates(
+        read_iops=read_ios,
+        write_iops=write_ios,
+        read_bytes_s=read_ios * dev.io_bytes,
+        write_bytes_s=sync_write_ios * dev.io_bytes + background,
+        queue_depth=queue[:, IX["device"]] / (devices * nodes),
+    )
+
+
+def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
+    """The output frame (:data:`perfmodel.node.OUTPUT_COLUMNS`), then the systems' report hooks."""
+    inp, x, sat = model.inputs, sol.throughput, sol.saturated
+    t, io = tails(model, sol), io_rates(model, sol)
+    f = inp.cfg["read_fraction"]
+    has_r, has_w = f > 0, f < 1
+
+    def ms(v, cls_mask=None):
+        v = np.where(sat, np.inf, v) * 1e3
+        return np.where(cls_mask, v, np.nan) if cls_mask is not None else v
+
+    stations = [s for s in STATIONS if s != "fixed"]
+    util = {f"util_{s}": sol.utilization[:, IX[s]] for s in stations}
+    codes = np.argmax(np.stack(list(util.values()), axis=1), axis=1)
+    frame = pd.DataFrame(
+        {
+            "platform": _categorical(inp.plat.id),
+            "system": pd.Categorical.from_codes(inp.sys.codes, [s.id for s in inp.sys.specs]),
+            "nodes": inp.cfg["nodes"],
+            "cores": model.cpu.cores,
+            "threads_per_core": model.cpu.threads_per_core,
+            "shards": model.cpu.threads,
+            "device": _categorical(model.devices.data.ids),
+            "concurrency": inp.cfg["population"] if inp.workload.closed else np.nan,
+            "arrival_rate": inp.cfg["arrival_rate"],
+            "read_fraction": f,
+            "cache_hit_ratio": model.cache.data_hit,
+            "throughput_ops_s": x,
+            "latency_mean_ms": ms(t.mean),
+            **{f"latency_{q}_ms": ms(t.quantiles[q][2]) for q in ("p50", "p95", "p99")},
+            "read_latency_mean_ms": ms(t.mean_read, has_r),
+            **{f"read_latency_{q}_ms": ms(t.quantiles[q][0], has_r) for q in ("p50", "p95", "p99")},
+            "write_latency_mean_ms": ms(t.mean_write, has_w),
+            **{f"write_latency_{q}_ms": ms(t.quantiles[q][1], has_w) for q in ("p50", "p95", "p99")},
+            **util,
+            "device_queue_depth": io.queue_depth,
+            "device_read_iops": io.read_iops,
+            "device_write_iops": io.write_iops,
+            "device_read_bytes_s": io.read_bytes_s,
+            "device_write_bytes_s": io.write_bytes_s,
+            "burst_duty": t.burst_duty,
+            "bottleneck": pd.Categorical.from_codes(codes, stations),
+            "saturated": sat,
+        }
+    )
+    if inp.workload.operation == "tpcc":
+        frame["tpmc"] = np.nan
+    for code, spec in enumerate(inp.sys.specs):
+        for hook in spec.hooks:
+            HOOKS[hook](frame, x, inp.sys.codes == code, inp.params)
+    return frame
+
+
+def _categorical(values) -> pd.Categorical:
+    """A string column as a Categorical (fast to build, small, sorts by name)."""
+    codes, names = pd.factorize(values)
+    return pd.Categorical.from_codes(codes, [str(n) for n in names])

@@ -1,0 +1,180 @@
+"""Configuration knobs, defined once: name, unit, kind, default and allowed values.
+
+Every entry point builds a configuration's knobs through :func:`resolve`:
+``perfmodel.predict(**knobs)``, ``size``, ``simulate``, a workload file's
+``knobs:`` section, the command line's ``--set KNOB=VALUE`` (parsed by
+:func:`parse`) and the recorded-figure predictor. A knob the caller does not
+set takes its default; "platform" defaults come from the platform (its cores,
+SMT mode, data device and count, WAL device) and "derived" ones from the
+model (the cache from the system's share of RAM, the thread cap from the
+system spec). An unknown knob, a value of the wrong type or out of range is a
+``ValueError`` naming the knob and what is allowed.
+
+Knob values may be scalars or arrays (one per configuration). Inside an
+array, ``None`` (text knobs) or NaN (numbers) means "not set" for that
+configuration -- how the vectorised figure predictor mixes configurations
+that set a knob with ones that do not.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One knob: ``kind`` is ``count`` (a whole number >= 1), ``number`` (finite, > 0),
+    ``bool``, ``choice`` (one of ``choices``) or ``id`` (a catalog id; ``""`` allowed
+    where ``empty`` says what it means)."""
+
+    name: str
+    kind: str
+    unit: str
+    default: Any
+    description: str
+    choices: tuple[str, ...] = ()
+    empty: str = ""
+
+
+UNSET = object()  # default of knobs whose value comes from the platform or the model
+
+KNOBS: dict[str, Knob] = {
+    k.name: k
+    for k in (
+        Knob("cores", "count", "count", UNSET, "physical cores the system may use (default: the platform's)"),
+        Knob("threads_per_core", "count", "count", UNSET, "SMT mode (default: the platform's)"),
+        Knob("device", "id", "", UNSET, "data device id (default: the platform's)"),
+        Knob("devices", "count", "count", UNSET, "data devices per node (default: the platform's)"),
+        Knob(
+            "wal_device",
+            "id",
+            "",
+            UNSET,
+            "WAL / DB device id (default: the platform's)",
+            empty="no separate WAL device",
+        ),
+        Knob(
+            "cache_bytes",
+            "number",
+            "B",
+            UNSET,
+            "cache per node (per daemon for Ceph); default: a share of RAM",
+        ),
+        Knob(
+            "cache_state",
+            "choice",
+            "",
+            "warm",
+            "warm, or cold: after a restart every read misses",
+            choices=("warm", "cold"),
+        ),  # fmt: skip
+        Knob("numa_binding", "bool", "", False, "the process is bound to the NUMA nodes it needs"),
+        Knob("osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)"),
+        Knob("cores_per_device", "number", "count", UNSET, "cores per data device (caps cores)"),
+        Knob("log_files", "count", "count", 2.0, "redo log files flushed concurrently"),
+        Knob("virtualization", "choice", "", "none", "VM I/O path", choices=("none", "untuned", "boost")),
+        Knob("client_link_gbps", "number", "Gb/s", UNSET, "a shared client-side link the load crosses"),
+        Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
+    )
+}
+
+
+def _bad(name: str, message: str) -> ValueError:
+    return ValueError(f"{name}: {message}")
+
+
+def check(name: str, value) -> np.ndarray:
+    """A knob's value as an array, checked against its kind (``None`` / NaN entries are unset)."""
+    if name not in KNOBS:
+        raise _bad(name, f"unknown knob; valid knobs: {', '.join(sorted(KNOBS))}")
+    knob = KNOBS[name]
+    arr = np.asarray(value, dtype=object if knob.kind in ("id", "choice") else None)
+    if knob.kind in ("count", "number"):
+        if arr.dtype == object:
+            arr = np.asarray([np.nan if v is None else v for v in arr.ravel()], dtype=object).reshape(
+                arr.shape
+            )
+        if arr.dtype.kind == "b" or any(isinstance(v, bool | str) for v in np.ravel(arr)):
+            raise _bad(name, f"must be a number [{knob.unit}], got {value!r}")
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise _bad(name, f"must be a number [{knob.unit}], got {value!r}") from None
+        given = arr[~np.isnan(arr)]
+        if not np.isfinite(given).all() or (given <= 0).any():
+            raise _bad(name, f"must be a finite number > 0 [{knob.unit}], got {value!r}")
+        if knob.kind == "count" and ((given != np.floor(given)) | (given < 1)).any():
+            raise _bad(name, f"must be a whole number >= 1, got {value!r}")
+        return arr
+    if knob.kind == "bool":
+        if arr.dtype.kind != "b" and not all(isinstance(v, bool | np.bool_) for v in np.ravel(arr)):
+            raise _bad(name, f"must be true or false, got {value!r}")
+        return arr.astype(bool)
+    values = [v for v in np.ravel(arr) if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if any(not isinstance(v, str) for v in values):
+        raise _bad(name, f"must be a string, got {value!r}")
+    if knob.kind == "choice":
+        bad = sorted(set(values) - set(knob.choices))
+        if bad:
+            raise _bad(name, f"must be one of {', '.join(knob.choices)}, got {bad[0]!r}")
+    return arr
+
+
+def resolve(knobs: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Every knob as an array (``check``-ed), defaults filled in; UNSET ones are NaN / None arrays."""
+    out = {}
+    for name in knobs:
+        check(name, knobs[name])  # errors for unknown or ill-typed knobs first
+    for name, knob in KNOBS.items():
+        if name in knobs:
+            out[name] = check(name, knobs[name])
+        elif knob.default is UNSET:
+            out[name] = np.asarray(
+                None if knob.kind == "id" else np.nan, dtype=object if knob.kind == "id" else float
+            )
+        else:
+            out[name] = np.asarray(knob.default)
+    return out
+
+
+def fill(values: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """``values`` with the unset entries (None / NaN) replaced by ``default`` (same length)."""
+    return np.where(pd.isna(values), default, values)
+
+
+def parse(name: str, text: str):
+    """A knob's value from text (``--set KNOB=VALUE``, a workload file), checked."""
+    if name not in KNOBS:
+        raise _bad(name, f"unknown knob; valid knobs: {', '.join(sorted(KNOBS))}")
+    knob = KNOBS[name]
+    text = str(text).strip()
+    if knob.kind in ("count", "number"):
+        try:
+            value = float(text)
+        except ValueError:
+            raise _bad(name, f"must be a number [{knob.unit}], got {text!r}") from None
+        if math.isnan(value):
+            raise _bad(name, f"must be a finite number > 0 [{knob.unit}], got {text!r}")
+    elif knob.kind == "bool":
+        if text.lower() not in ("true", "false", "yes", "no", "1", "0"):
+            raise _bad(name, f"must be true or false, got {text!r}")
+        value = text.lower() in ("true", "yes", "1")
+    else:
+        value = text
+    check(name, value)
+    return value
+
+
+def describe() -> str:
+    """The knobs as a Markdown table (docs/models.md)."""
+    lines = ["| knob | kind | unit | default | meaning |", "|---|---|---|---|---|"]
+    for k in KNOBS.values():
+        default = "platform / model" if k.default is UNSET else repr(k.default)
+        kind = k.kind + (f": {' / '.join(k.choices)}" if k.choices else "")
+        lines.append(f"| `{k.name}` | {kind} | {k.unit} | {default} | {k.description} |")
+    return "\n".join(lines)

@@ -1,0 +1,331 @@
+"""Systems as data: what a database or storage system does per request, from a YAML spec.
+
+A system spec (``data/systems/<id>.yaml``; a user's own file works the same
+way) declares the structure the model composes -- never a fitted number:
+
+================== =====================================================================
+key                meaning
+================== =====================================================================
+id, name           the id ``predict(system=...)`` takes, and a display name
+threading          ``hashed`` (each request goes to one shard's own queue: ScyllaDB
+                   shards, Ceph PG shards) or ``pooled`` (worker threads share a queue)
+thread_cap         worker threads the software runs at most (blank: no cap)
+remote             clients reach it over the network (false: embedded or raw device)
+data_cache         reads can be served from memory (a row / block cache, buffer pool)
+read_before_write  a write reads its page first (a B-tree)
+lsm                memtable flushes and compactions write in bursts
+write_consistency  replicas a write waits for by default (``ONE``, ``QUORUM``, ``ALL``)
+page_bytes         the smallest I/O the system sends a device [B]
+sync_writes_to     ``data`` (the data device, or one write to the WAL device when there
+                   is one) or ``log`` (a redo-log station: commits wait for the log flush)
+log_bytes_per_write with ``log``: the parameter giving redo bytes per write [B]
+daemons            one daemon per ``per_device_knob`` of a device, each keeping
+                   ``idle_cores`` (a parameter) busy and owning its share of the cache
+metadata_cache     a metadata cache beside the data (BlueStore onodes): parameters for the
+                   data bytes per entry, the bytes an entry takes, device reads and CPU
+                   cycles per miss
+hooks              named behaviours data cannot express (:data:`HOOKS`)
+parameters         defaults for the system's parameters (``name: {value, unit, bounds,
+                   source}``) where the parameter set has no ``name[id]``
+sources            where each structural fact comes from
+================== =====================================================================
+
+Per-system parameters are looked up as ``name[id]`` in the parameter set:
+``cpu_cycles_read``, ``cpu_cycles_miss``, ``cpu_cycles_write`` [cycles],
+``device_reads_per_miss`` [count], ``sync_writes`` [count per write],
+``background_write_factor`` [bytes per user byte], ``memtable_bytes`` [B],
+``cache_share_of_ram`` [-], and optionally ``usl_sigma`` / ``usl_kappa``.
+A user's spec gives their defaults under ``parameters``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfmodel._data import data_dir
+from perfmodel.errors import DataError, Problem, UnknownNameError
+
+THREADING = ("hashed", "pooled")
+SYNC_TARGETS = ("data", "log")
+CONSISTENCY = ("ONE", "QUORUM", "ALL")
+
+#: parameters every system needs (``name[id]``)
+REQUIRED_PARAMETERS = (
+    "cpu_cycles_read",
+    "cpu_cycles_miss",
+    "cpu_cycles_write",
+    "device_reads_per_miss",
+    "sync_writes",
+    "background_write_factor",
+    "memtable_bytes",
+    "cache_share_of_ram",
+)
+#: optional parameters and their value when neither the set nor the spec has them
+OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0}
+
+
+@dataclass(frozen=True)
+class Daemons:
+    """One daemon per ``per_device_knob`` of a data device (Ceph OSDs)."""
+
+    per_device_knob: str
+    idle_cores: str  # parameter name
+
+
+@dataclass(frozen=True)
+class MetadataCache:
+    """A metadata cache beside the data, per daemon (BlueStore's onode cache); parameter names."""
+
+    object_bytes: str
+    entry_bytes: str
+    reads_per_miss: str
+    cpu_cycles_per_miss: str
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """A system's structure (see the module doc for each field)."""
+
+    id: str
+    name: str
+    threading: str
+    remote: bool
+    data_cache: bool
+    read_before_write: bool
+    lsm: bool
+    write_consistency: str
+    page_bytes: float
+    sync_writes_to: str = "data"
+    thread_cap: float = math.inf
+    log_bytes_per_write: str = ""
+    daemons: Daemons | None = None
+    metadata_cache: MetadataCache | None = None
+    hooks: tuple[str, ...] = ()
+    parameters: Mapping[str, float] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict, repr=False)
+    path: str = ""
+
+    def parameter(self, params, name: str) -> float:
+        """``name[id]`` from the parameter set, else the spec's default, else the optional default."""
+        key = f"{name}[{self.id}]"
+        if key in params.values:
+            return float(params.values[key])
+        if name in self.parameters:
+            return float(self.parameters[name])
+        if name in OPTIONAL_PARAMETERS:
+            return OPTIONAL_PARAMETERS[name]
+        raise KeyError(
+            f"parameter {key!r} is in neither the parameter set {params.name!r} nor the system spec "
+            f"{self.path or self.id!r} (give it under 'parameters:')"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Hooks: behaviour that data cannot express, registered by name
+# ---------------------------------------------------------------------------------------
+
+
+def _tpmc(frame, x: np.ndarray, mask: np.ndarray, params) -> None:
+    """TPC-C NewOrder transactions per minute: throughput x 60 x NewOrder's share of the mix."""
+    share = params["neworder_share[tpcc]"]
+    previous = frame["tpmc"].to_numpy(float) if "tpmc" in frame else np.full(len(frame), np.nan)
+    frame["tpmc"] = np.where(mask, x * 60.0 * share, previous)
+
+
+#: report hooks: ``hook(frame, throughput, mask of this system's rows, params)`` adds columns
+HOOKS: dict[str, Callable] = {"tpmc": _tpmc}
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------
+
+_KEYS = {
+    "id",
+    "name",
+    "threading",
+    "thread_cap",
+    "remote",
+    "data_cache",
+    "read_before_write",
+    "lsm",
+    "write_consistency",
+    "page_bytes",
+    "sync_writes_to",
+    "log_bytes_per_write",
+    "daemons",
+    "metadata_cache",
+    "hooks",
+    "parameters",
+    "sources",
+}
+_REQUIRED = ("id", "name", "threading", "remote", "data_cache", "read_before_write", "lsm",
+             "write_consistency", "page_bytes")  # fmt: skip
+
+
+def _systems_dir() -> Path:
+    return data_dir() / "systems"
+
+
+def list_systems() -> list[str]:
+    """Ids of the shipped system specs."""
+    return sorted(p.stem for p in _systems_dir().glob("*.yaml"))
+
+
+def load_system(name_or_path: str | Path | SystemSpec) -> SystemSpec:
+    """A system spec by shipped id or from a YAML file (errors name the file, line and field)."""
+    if isinstance(name_or_path, SystemSpec):
+        return name_or_path
+    text = str(name_or_path)
+    if text.endswith((".yaml", ".yml")) or "/" in text:
+        path = Path(text).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"system spec not found: {path}")
+    elif text in list_systems():
+        path = _systems_dir() / f"{text}.yaml"
+    else:
+        raise UnknownNameError("system", text, list_systems())
+    return _load_file(str(path), path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_file(path: str, mtime_ns: int = 0) -> SystemSpec:  # mtime: an edited file reloads
+    import yaml
+
+    problems: list[Problem] = []
+    try:
+        raw = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError([Problem(path, "", "", f"cannot be read: {exc}")]) from None
+    try:
+        node = yaml.compose(raw)
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise DataError(
+            [Problem(path, str(mark.line + 1) if mark else "", "", f"is not valid YAML: {exc}")]
+        ) from None
+    lines = _key_lines(node)
+
+    def add(key: str, message: str) -> None:
+        problems.append(Problem(path, str(lines.get(key.split(".")[0], "")), key, message))
+
+    if not isinstance(doc, Mapping):
+        raise DataError([Problem(path, "", "", "must be a YAML mapping of the spec's keys")])
+    for key in sorted(set(doc) - _KEYS):
+        add(key, f"unknown key; valid: {', '.join(sorted(_KEYS))}")
+    for key in _REQUIRED:
+        if doc.get(key) is None:
+            add(key, "is required")
+    spec = _convert(doc, add)
+    if problems:
+        raise DataError(problems)
+    return SystemSpec(**spec, path=path)
+
+
+def _key_lines(node) -> dict[str, int]:
+    """Line of each top-level key (1-based) in a composed YAML mapping."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("id", "name"):
+        value = doc.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            add(key, f"must be a non-empty string, got {value!r}")
+        out[key] = str(value or "")
+    if out["id"] and any(ch.isspace() or ch in "[]" for ch in out["id"]):
+        add("id", f"must not contain spaces or brackets, got {out['id']!r}")
+    for key, choices in (("threading", THREADING), ("sync_writes_to", SYNC_TARGETS),
+                         ("write_consistency", CONSISTENCY)):  # fmt: skip
+        value = doc.get(key, "data" if key == "sync_writes_to" else None)
+        if value is not None and value not in choices:
+            add(key, f"must be one of {', '.join(choices)}, got {value!r}")
+        out[key] = value
+    for key in ("remote", "data_cache", "read_before_write", "lsm"):
+        value = doc.get(key)
+        if value is not None and not isinstance(value, bool):
+            add(key, f"must be true or false, got {value!r}")
+        out[key] = bool(value)
+    out["page_bytes"] = _number(doc, "page_bytes", add, positive=True)
+    cap = doc.get("thread_cap")
+    out["thread_cap"] = (
+        math.inf if cap is None else _number(doc, "thread_cap", add, positive=True, whole=True)
+    )
+    out["log_bytes_per_write"] = str(doc.get("log_bytes_per_write") or "")
+    if out["sync_writes_to"] == "log" and not out["log_bytes_per_write"]:
+        add(
+            "log_bytes_per_write",
+            "is required with sync_writes_to: log (the parameter of redo bytes per write)",
+        )
+    out["daemons"] = _section(doc, "daemons", Daemons, add)
+    out["metadata_cache"] = _section(doc, "metadata_cache", MetadataCache, add)
+    if out["metadata_cache"] is not None and out["daemons"] is None:
+        add("metadata_cache", "needs 'daemons' (the cache is per daemon)")
+    hooks = doc.get("hooks") or []
+    if not isinstance(hooks, list) or any(h not in HOOKS for h in hooks):
+        add("hooks", f"must be a list of known hooks ({', '.join(HOOKS)}), got {hooks!r}")
+        hooks = []
+    out["hooks"] = tuple(hooks)
+    params = doc.get("parameters") or {}
+    values: dict[str, float] = {}
+    if not isinstance(params, Mapping):
+        add("parameters", "must map a parameter name to {value, unit, source}")
+        params = {}
+    for name, entry in params.items():
+        value = entry.get("value") if isinstance(entry, Mapping) else entry
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            add(f"parameters.{name}", f"value must be a finite number >= 0, got {value!r}")
+            continue
+        if isinstance(entry, Mapping) and not str(entry.get("source", "")).strip():
+            add(f"parameters.{name}", "needs a 'source' (a citation or 'assumption: why')")
+        values[str(name)] = float(value)
+    out["parameters"] = values
+    sources = doc.get("sources") or {}
+    out["sources"] = dict(sources) if isinstance(sources, Mapping) else {}
+    return out
+
+
+def _number(doc, key, add, positive=False, whole=False) -> float:
+    value = doc.get(key)
+    if value is None:
+        return math.nan
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        add(key, f"must be a finite number, got {value!r}")
+        return math.nan
+    if positive and value <= 0:
+        add(key, f"must be positive, got {value!r}")
+    if whole and value != int(value):
+        add(key, f"must be a whole number, got {value!r}")
+    return float(value)
+
+
+def _section(doc, key, cls, add):
+    value = doc.get(key)
+    if value is None:
+        return None
+    names = [f for f in cls.__dataclass_fields__]
+    if not isinstance(value, Mapping) or set(value) != set(names):
+        add(key, f"must be a mapping with exactly {', '.join(names)}, got {value!r}")
+        return None
+    if not all(isinstance(value[n], str) and value[n].strip() for n in names):
+        add(key, "each entry names a parameter (or, for per_device_knob, a knob) as a string")
+        return None
+    return cls(**{n: str(value[n]) for n in names})
