@@ -8,6 +8,7 @@ Public entry points::
     perfmodel.list_platforms(), perfmodel.load_platform(name_or_path)
     perfmodel.list_devices(),   perfmodel.load_device(name_or_path)
     perfmodel.list_networks(),  perfmodel.load_network(name_or_path)
+    perfmodel.list_systems(),   perfmodel.load_system(name_or_path)
     perfmodel.load_benchmarks(path=None)
     perfmodel.Workload(...), perfmodel.predict(platform, workload, system=..., **knobs)
     perfmodel.grid(**axes), perfmodel.load_parameters(name_or_path)
@@ -37,6 +38,7 @@ from perfmodel.params import ParameterSet, list_parameter_sets, load_parameters
 from perfmodel.sim import simulate
 from perfmodel.sizing import size
 from perfmodel.sweeps import sweep
+from perfmodel.systems import SystemSpec, list_systems, load_system
 from perfmodel.workload import Workload
 
 __version__ = "0.1.0"
@@ -62,6 +64,7 @@ __all__ = [
     "Network",
     "ParameterSet",
     "Platform",
+    "SystemSpec",
     "UnknownNameError",
     "Workload",
     "__version__",
@@ -71,11 +74,13 @@ __all__ = [
     "list_devices",
     "list_networks",
     "list_platforms",
+    "list_systems",
     "load_benchmarks",
     "load_device",
     "load_network",
     "load_parameters",
     "load_platform",
+    "load_system",
     "predict",
     "simulate",
     "size",

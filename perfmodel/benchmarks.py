@@ -32,7 +32,6 @@ from perfmodel._data import data_dir
 from perfmodel.catalog import Catalog, default_catalog
 from perfmodel.errors import DataError, Problem
 
-SYSTEMS = ("scylla", "cassandra", "rocksdb", "dm8", "ceph", "fio")
 OPERATIONS = ("read", "write", "mixed", "tpcc")
 ROLES = ("measured", "summary", "claim")
 LEVELS = ("client", "device", "network", "cpu")
@@ -104,7 +103,14 @@ COLUMNS: tuple[Column, ...] = (
         "its own measurements), claim (an unmeasured or marketing statement)",
         ROLES,
     ),
-    Column("system", "choice", True, "database or storage system", SYSTEMS, config=True),
+    Column(
+        "system",
+        "system",
+        True,
+        "database or storage system: a shipped spec id (data/systems/) or the path of your own spec "
+        "(relative to the CSV file)",
+        config=True,
+    ),
     Column(
         "platform_id",
         "platform",
@@ -203,7 +209,7 @@ CONFIG_COLUMNS = tuple(c.name for c in COLUMNS if c.config)
 _NUMERIC_KINDS = ("int", "float", "fraction", "number")
 
 
-def _parse_field(col: Column, text: str, catalog: Catalog) -> tuple[object, str | None]:
+def _parse_field(col: Column, text: str, catalog: Catalog, base: str = ".") -> tuple[object, str | None]:
     """Parse one cell; return ``(value, error message or None)``."""
     text = text.strip()
     if text == "":
@@ -229,6 +235,19 @@ def _parse_field(col: Column, text: str, catalog: Catalog) -> tuple[object, str 
         if low not in ("true", "false"):
             return None, f"must be true or false, got {text!r}"
         return low == "true", None
+    if kind == "system":
+        from perfmodel.systems import list_systems, load_system
+
+        if text in list_systems():
+            return text, None
+        if text.endswith((".yaml", ".yml")):
+            path = Path(text) if Path(text).is_absolute() else Path(base) / text
+            try:
+                load_system(path)
+            except (OSError, ValueError, KeyError) as exc:
+                return None, f"system spec {text!r} cannot be loaded: {exc}"
+            return str(path.resolve()), None
+        return None, f"must be one of {', '.join(list_systems())} or a system spec YAML path; got {text!r}"
     if kind == "platform":
         if text not in catalog.platforms:
             return None, (
@@ -390,7 +409,7 @@ def _read_csv(path: Path, catalog: Catalog, problems: list[Problem]) -> list[dic
 
                 raw = dict(zip(header, cells, strict=True))
                 for col in COLUMNS:
-                    value, err = _parse_field(col, raw.get(col.name, ""), catalog)
+                    value, err = _parse_field(col, raw.get(col.name, ""), catalog, str(path.parent))
                     if err:
                         add(col.name, err)
                         row_ok = False

@@ -38,6 +38,7 @@ import pandas as pd
 from scipy import optimize
 
 from perfmodel.benchmarks import load_benchmarks
+from perfmodel.compare import bound_sides, log_residuals, percent, recorded_values
 from perfmodel.figures import FigurePlan, predict_figures
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.units import UNITS
@@ -75,44 +76,9 @@ def _exp(x):
         return np.exp(x)
 
 
-def recorded_values(table: pd.DataFrame) -> np.ndarray:
-    """Recorded values on the scale predictions use: SI for absolute figures, as printed for relative ones."""
-    relative = table["unit"].map(lambda u: UNITS[u].dimension in ("ratio", "pct_change")).to_numpy(bool)
-    return np.where(relative, table["value"], table["value_si"]).astype(float)
-
-
-def bound_sides(table: pd.DataFrame) -> np.ndarray:
-    """Which side of the recorded value the truth lies on: ``"gt"``, ``"lt"`` or ``""`` (a value).
-
-    ``relation`` gt / lt say so directly. A device-, network- or CPU-level
-    maximum over a run bounds the run's mean from above (``lt``) and a
-    minimum bounds it from below (``gt``): the model predicts the mean, which
-    must lie inside the recorded range. (A client-level maximum is a
-    configuration's best result, compared as a value.)
-    """
-    relation = table["relation"].fillna("").to_numpy(object)
-    aggregate = table["aggregate"].fillna("").to_numpy(object) if "aggregate" in table else relation
-    level = table["level"].fillna("").to_numpy(object) if "level" in table else relation
-    run_stat = level != "client"
-    side = np.where(np.isin(relation, ["gt", "lt"]), relation, "")
-    side = np.where((side == "") & run_stat & (aggregate == "max"), "lt", side)
-    side = np.where((side == "") & run_stat & (aggregate == "min"), "gt", side)
-    return side.astype(str)
-
-
-def log_residuals(predicted, recorded, pct, sides) -> np.ndarray:
-    """``log(predicted / recorded)`` (percent changes as ``1 + p/100``), zero inside a bound."""
-    pred = np.asarray(predicted, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(pct, np.log((1 + pred / 100) / (1 + recorded / 100)), np.log(pred / recorded))
-    r = np.where(sides == "gt", np.minimum(r, 0.0), r)
-    return np.where(sides == "lt", np.maximum(r, 0.0), r)
-
-
 def figure_residuals(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Log-ratio residuals and weights of predicted vs recorded figures (see module doc)."""
-    pct = (table["unit"] == "pct_change").to_numpy()
-    r = log_residuals(table["predicted"], recorded_values(table), pct, bound_sides(table))
+    r = log_residuals(table["predicted"], recorded_values(table), percent(table), bound_sides(table))
     weight = np.where(table["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
     return r, weight
 
@@ -153,7 +119,7 @@ class FigureObjective:
         self.params, self.free, self.name = params, list(free), name or params.name
         self.plan = FigurePlan(used, catalog)
         self.recorded, self.sides = recorded_values(used), bound_sides(used)
-        self.pct = (used["unit"] == "pct_change").to_numpy()
+        self.pct = percent(used)
         self.weight = np.where(used["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
 
     def params_at(self, x) -> ParameterSet:
@@ -552,55 +518,3 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - exerci
 
 if __name__ == "__main__":  # pragma: no cover - `python -m perfmodel.calibration`
     raise SystemExit(main())
-
-
-def fit_uncertainty(fit: CalibrationResult | str | Path | None = None):
-    """A fit's parameters and their covariance in log space.
-
-    ``fit``: a :class:`CalibrationResult`, the path or name of a parameter set
-    written by :func:`save_parameter_set`, or ``None`` for the shipped
-    ``calibrated`` set. Returns ``(base set, free keys, log values, covariance)``;
-    parameters with an unknown (infinite) standard error get zero variance.
-    """
-    if isinstance(fit, CalibrationResult):
-        base, free = fit.params_, list(fit.free_)
-        values, stderr, corr = fit.values_, fit.stderr_, fit.correlation_
-    else:
-        here = Path(__file__).resolve().parent / "parameters"
-        text = "calibrated" if fit is None else str(fit)
-        path = Path(text) if text.endswith(".json") or "/" in text else here / f"{text}.json"
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        if "fit" not in doc:
-            raise ValueError(f"params: {path} has no fit uncertainty (not written by save_parameter_set)")
-        base = load_parameters(path)
-        rows = doc["fit"]["fit"]
-        free = [r["parameter"] for r in rows]
-        values = np.array([r["value"] for r in rows], dtype=float)
-        stderr = np.array([np.inf if r["stderr"] is None else r["stderr"] for r in rows], dtype=float)
-        corr = np.array(doc["fit"]["correlation"], dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rel = stderr / values
-    rel = np.where(np.isfinite(rel), rel, 0.0)
-    corr = np.where(np.isfinite(corr), corr, 0.0)
-    np.fill_diagonal(corr, 1.0)
-    return base, free, np.log(values), corr * np.outer(rel, rel)
-
-
-def parameter_draws(fit: CalibrationResult | str | Path | None = None, draws: int = 40, seed: int = 0):
-    """Parameter sets sampled from a fit's uncertainty (log-normal, correlations included).
-
-    ``fit``: as :func:`fit_uncertainty`. Draws are clipped to each parameter's
-    bounds; parameters the fit flagged with an infinite standard error stay at
-    their fitted value.
-    """
-    base, free, log_values, cov = fit_uncertainty(fit)
-    rng = np.random.default_rng(seed)
-    samples = rng.multivariate_normal(log_values, cov, size=draws, method="svd")
-    out = []
-    for row in samples:
-        updates = {}
-        for key, value in zip(free, np.exp(row), strict=True):
-            lo, hi = base.info[key].bounds if key in base.info else (-np.inf, np.inf)
-            updates[key] = float(np.clip(value, lo, hi))
-        out.append(base.with_values(**updates))
-    return out

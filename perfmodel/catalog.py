@@ -20,7 +20,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +130,22 @@ class Platform:
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     #: field -> ids of recorded figures its value was derived from (not out of sample for them)
     derived_from: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: the devices and networks of the catalog the platform was loaded with (a user's file may
+    #: define its own); :meth:`device_spec` / :meth:`network_spec` resolve ids through them
+    known_devices: Mapping[str, Device] = field(default_factory=dict, repr=False, compare=False)
+    known_networks: Mapping[str, Network] = field(default_factory=dict, repr=False, compare=False)
+
+    def device_spec(self, name: str) -> Device:
+        """A device by id -- this platform's catalog first, then the shipped one -- or a YAML path."""
+        if name in self.known_devices:
+            return self.known_devices[name]
+        return load_device(name)
+
+    def network_spec(self) -> Network:
+        """This platform's network, resolved like :meth:`device_spec`."""
+        if self.network in self.known_networks:
+            return self.known_networks[self.network]
+        return load_network(self.network)
 
     @property
     def family(self) -> str:
@@ -374,7 +390,8 @@ class Catalog:
         problems: list[Problem] = []
         raw_platforms: list[tuple[Platform, _Checker]] = []
         paths = [Path(p) for p in paths]
-        for path in paths:
+        seen_paths = {p.resolve() for p in paths}
+        for path in paths:  # grows while files ``include`` others
             check = _Checker(str(path))
             try:
                 doc = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -393,8 +410,19 @@ class Catalog:
             if not isinstance(refs, Mapping):
                 check.add("", "references", "must be a mapping from key to citation")
                 refs = {}
-            for key in set(doc) - {"references", "platforms", "devices", "networks", "family"}:
+            for key in set(doc) - {"references", "platforms", "devices", "networks", "family", "include"}:
                 check.add("", key, "unknown top-level key")
+            included = doc.get("include") or []
+            if not isinstance(included, list) or not all(isinstance(i, str) for i in included):
+                check.add("", "include", "must be a list of catalog YAML files (relative to this file)")
+                included = []
+            for name in included:
+                other = (path.parent / name).resolve()
+                if not other.is_file():
+                    check.add("", "include", f"{name!r}: no such file next to {path.name}")
+                elif other not in seen_paths:
+                    seen_paths.add(other)
+                    paths.append(other)
             for kind in ("platforms", "devices", "networks"):
                 entries = doc.get(kind) or []
                 if not isinstance(entries, list):
@@ -447,6 +475,11 @@ class Catalog:
                 )
         if problems:
             raise CatalogError(problems)
+        for platform, _ in raw_platforms:  # a user's platform resolves the devices its catalog defines
+            items["platforms"][platform.id] = replace(
+                platform, known_devices=dict(items["devices"]),
+                known_networks=dict(items["networks"]),
+            )  # fmt: skip
         files = (base.files if base else ()) + tuple(str(p) for p in paths)
         return cls(items["platforms"], items["devices"], items["networks"], files)
 

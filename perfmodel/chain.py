@@ -42,7 +42,7 @@ import pandas as pd
 
 from perfmodel import cache as _cache
 from perfmodel import scaling, settings, storage
-from perfmodel.catalog import Platform, default_catalog, load_device, load_platform
+from perfmodel.catalog import Platform, load_platform
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.solve import (
     STATIONS,
@@ -89,6 +89,7 @@ class PlatformArrays:
     wal_device: np.ndarray
     smt_modes: np.ndarray
     index: np.ndarray
+    platforms: tuple[Platform, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,10 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
         i = int(np.argmax(rf > nodes))
         raise ValueError(f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})")
     plat = _platform_arrays(platforms, cfg["platform_index"].astype(int))
-    return Inputs(size, workload, params, cfg, knob_arrays, plat, _system_arrays(cfg["system"]))
+    sys_ = _system_arrays(cfg["system"])
+    for spec in sys_.specs:
+        spec.check_parameters(params)
+    return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_)
 
 
 def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
@@ -195,7 +199,6 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
     def col(fn):
         return np.array([fn(p) for p in platforms], dtype=object)[index]
 
-    catalog = default_catalog()
     return PlatformArrays(
         id=col(lambda p: p.id),
         arch=col(lambda p: p.arch),
@@ -205,19 +208,20 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         numa_nodes=col(lambda p: p.numa_nodes).astype(float),
         base_hz=col(lambda p: p.base_hz).astype(float),
         ram_bytes=col(lambda p: p.ram_bytes).astype(float),
-        net_bw=col(lambda p: catalog.network(p.network).bandwidth_bytes_s).astype(float),
-        net_latency=col(lambda p: catalog.network(p.network).latency_s).astype(float),
+        net_bw=col(lambda p: p.network_spec().bandwidth_bytes_s).astype(float),
+        net_latency=col(lambda p: p.network_spec().latency_s).astype(float),
         device=col(lambda p: _data_slot(p)[0]),
         devices=col(lambda p: _data_slot(p)[1]).astype(float),
         wal_device=col(_wal_slot),
         smt_modes=col(lambda p: p.smt_modes),
         index=index,
+        platforms=tuple(platforms),
     )
 
 
 def _data_slot(p: Platform) -> tuple[str, int]:
     """The platform's data devices: the largest slot that is not a small WAL device."""
-    slots = sorted(p.storage, key=lambda s: -s.count * load_device(s.device).capacity_bytes)
+    slots = sorted(p.storage, key=lambda s: -s.count * p.device_spec(s.device).capacity_bytes)
     return slots[0].device, slots[0].count
 
 
@@ -417,22 +421,28 @@ class DeviceSpecs:
     single_queue: np.ndarray
 
 
-def device_specs(ids: np.ndarray) -> DeviceSpecs:
-    """The catalog parameters of each configuration's device (``""``: none, NaN)."""
-    inv, uniq = pd.factorize(np.asarray(ids, dtype=object))
+def device_specs(ids: np.ndarray, platforms: list[Platform], index: np.ndarray) -> DeviceSpecs:
+    """The parameters of each configuration's device (``""``: none, NaN), resolved through its
+    platform's catalog (a user's platform file may define its own devices; a YAML path works too)."""
+    ids = np.asarray(ids, dtype=object)
+    pairs = np.asarray(
+        [f"{i}|{d}" for i, d in zip(np.broadcast_to(index, ids.shape), ids, strict=True)], dtype=object
+    )
+    inv, uniq = pd.factorize(pairs)
     rows = []
-    for name in uniq:
+    for pair in uniq:
+        i, name = pair.split("|", 1)
         if name == "":
             rows.append((np.nan,) * 8)
             continue
-        d = load_device(name)
+        d = platforms[int(i)].device_spec(name)
         p_eff = storage.effective_parallelism(d.internal_parallelism, d.hardware_queues, d.queue_depth_limit)
         rows.append(
             (d.internal_parallelism, float(p_eff), d.read_iops_4k, d.write_iops_4k, d.seq_read_bytes_s)
             + (d.seq_write_bytes_s, d.write_latency_s, 1.0 if d.interface == "sata" else 0.0)
         )
     table = np.array(rows, dtype=float).reshape(len(uniq), 8)[inv]
-    return DeviceSpecs(np.asarray(ids, dtype=object), *table.T)
+    return DeviceSpecs(ids, *table.T)
 
 
 @dataclass(frozen=True)
@@ -475,9 +485,10 @@ class Bursts:
 def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     """Occupancy of every device I/O and how many of each a read and a write make."""
     sys_, params, cfg, k = inp.sys, inp.params, inp.cfg, inp.knobs
-    data = device_specs(settings.fill(k["device"], inp.plat.device))
-    wal_ids = settings.fill(k["wal_device"], inp.plat.wal_device)
-    wal, has_wal = device_specs(wal_ids), wal_ids != ""
+    plat = inp.plat
+    data = device_specs(settings.fill(k["device"], plat.device), list(plat.platforms), plat.index)
+    wal_ids = settings.fill(k["wal_device"], plat.wal_device)
+    wal, has_wal = device_specs(wal_ids, list(plat.platforms), plat.index), wal_ids != ""
     io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
     occ_r = storage.io_occupancy(io_bytes, data.parallelism, data.read_iops, data.seq_read)
     occ_w = storage.io_occupancy(io_bytes, data.parallelism, data.write_iops, data.seq_write)

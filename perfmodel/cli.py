@@ -18,37 +18,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 import perfmodel
 from perfmodel import benchmarks, catalog, units
 from perfmodel.errors import DataError, UnknownNameError
-from perfmodel.sizing import TABLE_COLUMNS
+from perfmodel.report import PREDICT_TABLE, SIZE_TABLE
+from perfmodel.report import emit as _emit
+from perfmodel.workload import load_workload_file
 
 FORMATS = ("table", "csv", "json")
-
-
-def _emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
-    out = out or sys.stdout
-    if fmt == "csv":
-        frame.to_csv(out, index=False)
-    elif fmt == "json":
-        out.write(frame.to_json(orient="records", indent=2))
-        out.write("\n")
-    else:
-        with pd.option_context(
-            "display.width",
-            200,
-            "display.max_columns",
-            50,
-            "display.max_colwidth",
-            60,
-            "display.max_rows",
-            500,
-        ):
-            out.write(frame.to_string(index=False))
-            out.write("\n")
 
 
 def _cmd_platforms(args: argparse.Namespace) -> int:
@@ -94,74 +71,47 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
-PREDICT_TABLE = [
-    "platform",
-    "system",
-    "nodes",
-    "shards",
-    "device",
-    "throughput_ops_s",
-    "latency_mean_ms",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "util_cpu",
-    "util_device",
-    "bottleneck",
-]
-
-
-def _parse_value(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
-def load_workload_file(path: str) -> dict:
-    """Read a workload YAML (``system``, ``nodes``, ``workload``, ``knobs``)."""
-    import yaml
-
-    from perfmodel.workload import Workload
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            doc = yaml.safe_load(handle)
-    except OSError as exc:
-        raise FileNotFoundError(f"workload file {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ValueError(f"workload file {path}: not valid YAML: {exc}") from None
-    if not isinstance(doc, dict) or "workload" not in doc or "system" not in doc:
-        raise ValueError(
-            f"workload file {path}: needs 'system' and 'workload' (and optionally 'nodes', 'knobs')"
-        )
-    unknown = set(doc) - {"system", "nodes", "workload", "knobs"}
-    if unknown:
-        raise ValueError(f"workload file {path}: unknown key {sorted(unknown)[0]!r}")
-    try:
-        workload = Workload.from_dict(doc["workload"] or {})
-    except ValueError as exc:
-        raise ValueError(f"workload file {path}: {exc}") from None
-    return {
-        "system": doc["system"],
-        "nodes": doc.get("nodes", 1),
-        "workload": workload,
-        "knobs": dict(doc.get("knobs") or {}),
-    }
-
-
 def _workload_spec(args: argparse.Namespace) -> dict:
-    """The workload file with ``--set KNOB=VALUE`` overrides applied."""
+    """The workload file with ``--set KNOB=VALUE`` overrides applied (:func:`perfmodel.settings.parse`)."""
+    from perfmodel import settings
+
     spec = load_workload_file(args.workload)
     for item in args.set or []:
         key, sep, value = item.partition("=")
         if not sep:
-            raise ValueError(f"--set {item!r}: expected key=value")
-        spec["knobs"][key] = _parse_value(value)
+            raise ValueError(f"--set {item!r}: expected KNOB=VALUE")
+        try:
+            spec["knobs"][key.strip()] = settings.parse(key.strip(), value)
+        except ValueError as exc:
+            raise ValueError(f"--set {item!r}: {exc}") from None
     return spec
+
+
+def _user_catalog(args: argparse.Namespace):
+    """The shipped catalog plus every YAML file of each ``--catalog DIR`` (None without one)."""
+    from pathlib import Path
+
+    from perfmodel.catalog import Catalog, default_catalog
+
+    dirs = getattr(args, "catalog", None) or []
+    if not dirs:
+        return None
+    files = []
+    for d in dirs:
+        path = Path(d)
+        if not path.is_dir():
+            raise FileNotFoundError(f"--catalog {d}: not a folder of hardware YAML files")
+        files += sorted(path.glob("*.yaml")) + sorted(path.glob("*.yml"))
+    return Catalog.from_files(files, base=default_catalog())
+
+
+def _platforms(args: argparse.Namespace, default=None) -> list:
+    """``--platform`` values, the ids of a ``--catalog`` resolved to its platforms."""
+    names = args.platform or list(default or [])
+    catalog = _user_catalog(args)
+    if catalog is None:
+        return names
+    return [catalog.platforms[n] if n in catalog.platforms else n for n in names]
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
@@ -172,7 +122,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     # the grid in chunks through the execution layer: in this process for up to
     # PREDICT_CHUNK configurations, unless --workers or --scheduler say otherwise
     frame = perfmodel.sweep(
-        args.platform,
+        _platforms(args),
         spec["workload"],
         nodes=spec["nodes"],
         system=spec["system"],
@@ -204,7 +154,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     spec = _workload_spec(args)
     knobs = spec["knobs"]
     result = perfmodel.simulate(
-        args.platform,
+        _platforms(args),
         spec["workload"],
         nodes=spec["nodes"],
         system=spec["system"],
@@ -231,9 +181,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from perfmodel.calibration import DEFAULT_FREE, calibrate, save_parameter_set
     from perfmodel.catalog import Catalog, default_catalog
 
-    user_catalog = None
+    user_catalog = _user_catalog(args)
     if args.platform:
-        user_catalog = Catalog.from_files([Path(p) for p in args.platform], base=default_catalog())
+        user_catalog = Catalog.from_files(
+            [Path(p) for p in args.platform], base=user_catalog or default_catalog()
+        )
     data = benchmarks.load_benchmarks(args.data, catalog=user_catalog) if args.data else None
     free = [k.strip() for k in args.free.split(",") if k.strip()] if args.free else list(DEFAULT_FREE)
     result = calibrate(
@@ -262,9 +214,10 @@ VALIDATE_COLUMNS = ["figure_id", "source", "group", "metric", "metric_group", "u
 def _cmd_validate(args: argparse.Namespace) -> int:
     from perfmodel import validation
 
-    data = benchmarks.load_benchmarks(args.data) if args.data else None
+    catalog = _user_catalog(args)
+    data = benchmarks.load_benchmarks(args.data, catalog=catalog) if args.data else None
     if args.cached:
-        if args.cv is None or data is not None or args.params or args.start:
+        if args.cv is None or data is not None or args.params or args.start or catalog is not None:
             raise ValueError("--cached: takes --cv and the shipped figures and parameter sets only")
         from perfmodel.validation_runs import load_cv
 
@@ -275,6 +228,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             params=args.params,
             cv=args.cv,
             start=args.start or "default",
+            catalog=catalog,
             workers=args.workers,
             scheduler=args.scheduler,
             progress=True if args.cv else False,
@@ -304,7 +258,6 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 #: the sizing table as printed (feasibility shows as an empty ``reason``)
-SIZE_TABLE = [c for c in TABLE_COLUMNS if c != "feasible"]
 
 
 def _cmd_size(args: argparse.Namespace) -> int:
@@ -316,7 +269,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
         target_ops_s=args.target_ops,
         slo_p99_ms=args.slo_p99_ms,
         system=spec["system"],
-        platforms=args.platform or list(DEFAULT_PLATFORMS),
+        platforms=_platforms(args, DEFAULT_PLATFORMS),
         dataset_gib=args.dataset_gib,
         replication_factor=args.rf,
         max_utilization=args.max_utilization,
@@ -329,80 +282,9 @@ def _cmd_size(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from perfmodel.report import main_report
 
-    from perfmodel import validation, validation_runs
-    from perfmodel._data import data_dir
-
-    params = perfmodel.load_parameters()
-    print(f"perfmodel {perfmodel.__version__}: hardware catalog, recorded figures and model predictions")
-    print(f"(parameter set: {params.name})\n")
-    print("== Platforms ==")
-    _emit(catalog.platforms_table(), "table")
-    print("\n== Recorded benchmark figures by source ==")
-    frame = benchmarks.load_benchmarks()
-    _emit(benchmarks.summarize_benchmarks(frame, by=["source_id"]), "table")
-    print("\n== How well the model explains them (docs/validation.md) ==")
-    print("\n".join(validation.summary_lines(validation.validate(frame, params=params.name))[:2]))
-    try:
-        for cv in validation_runs.STORED:  # the stored out-of-sample runs: the headline numbers
-            lines = validation.summary_lines(validation_runs.load_cv(cv))
-            print("\n".join([lines[0], lines[1]] + [line for line in lines if line.startswith("metric ")]))
-    except (validation_runs.StaleRunError, FileNotFoundError) as exc:
-        print(f"(out of sample: {exc})")
-    workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
-    spec = load_workload_file(str(workload_file))
-    print(f"\n== {workload_file.name} on POWER8, x86 and Kunpeng: 3 nodes, by SMT mode ==")
-    rows = []
-    for platform in ("power8-s821lc-10c", "x86-dl380-e5-2630v4", "kunpeng-r722"):
-        modes = perfmodel.load_platform(platform).smt_modes
-        rows.append(
-            perfmodel.predict(
-                platform,
-                spec["workload"],
-                nodes=spec["nodes"],
-                system=spec["system"],
-                threads_per_core=list(modes),
-                **spec["knobs"],
-            )
-        )
-    import pandas as pd
-
-    table = pd.concat(rows, ignore_index=True)
-    cols = [
-        "platform",
-        "threads_per_core",
-        "shards",
-        "throughput_ops_s",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "latency_p99_ms",
-        "util_cpu",
-        "util_device",
-        "bottleneck",
-    ]
-    _emit(table[cols].round(3), "table")
-    target, slo = 1_000_000.0, 20.0
-    print(
-        f"\n== Sizing: {target:,.0f} ops/s at p99 <= {slo:g} ms, N+1, utilisation <= 70% "
-        f"({workload_file.name}, {spec['workload'].dataset_bytes / 2**40:.2f} TiB x RF "
-        f"{spec['workload'].replication_factor:g}) =="
-    )
-    sized = perfmodel.size(
-        spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
-    )
-    _emit(sized[SIZE_TABLE].round(3), "table")
-    best = sized[sized.feasible].iloc[0] if sized.feasible.any() else None
-    if best is not None:
-        upper = best.latency_p99_ms_upper
-        # an infinite upper bound: some parameter draws saturate a station at this size
-        upper_text = f"{upper:.2f} ms" if np.isfinite(upper) else "saturated in some parameter draws"
-        print(
-            f"\nFewest nodes: {int(best.nodes)} x {best.platform} at SMT{int(best.threads_per_core)} "
-            f"(binding: {best.binding}; p99 {best.latency_p99_ms:.2f} ms, 90% band "
-            f"{best.latency_p99_ms_lower:.2f} ms to {upper_text})."
-        )
-    print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")
+    main_report()
     return 0
 
 
@@ -506,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
     )
     with_execution(pred)
+    with_catalog(pred)
     pred.set_defaults(func=_cmd_predict)
     simv = with_format(
         sub.add_parser(
@@ -538,6 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     simv.add_argument("--replications", type=int, default=5, help="independent replications (default 5)")
     simv.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     with_execution(simv)
+    with_catalog(simv)
     simv.set_defaults(func=_cmd_simulate)
     cal = sub.add_parser("calibrate", help="fit the model's parameters to recorded (or your own) figures")
     cal.add_argument(
@@ -556,6 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cal.add_argument("--max-evaluations", type=int, default=60, help="cap on optimiser evaluations")
     cal.add_argument("--out", default=None, help="write the fitted parameter set (JSON) here")
+    with_catalog(cal)
     cal.set_defaults(func=_cmd_calibrate)
     val = with_format(
         sub.add_parser("validate", help="predicted vs recorded for every figure, with cross-validation")
@@ -586,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(checked for staleness; regenerate with `python -m perfmodel.calibration`)",
     )
     with_execution(val)
+    with_catalog(val)
     val.set_defaults(func=_cmd_validate)
     sz = with_format(
         sub.add_parser("size", help="minimum nodes per platform for a throughput target and p99 SLO")
@@ -606,6 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
     )
     sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
+    with_catalog(sz)
     sz.set_defaults(func=_cmd_size)
     nbv = sub.add_parser("notebooks", help="run the papermill notebooks, one run per grid combination")
     nb_actions = nbv.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -638,6 +525,17 @@ def build_parser() -> argparse.ArgumentParser:
     nbr.add_argument("--no-html", action="store_true", help="skip the HTML export")
     nbv.set_defaults(func=_cmd_notebooks)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
+    return parser
+
+
+def with_catalog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--catalog DIR``: a folder of the user's hardware YAML (platforms, devices, networks)."""
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        metavar="DIR",
+        help="add a folder of your own hardware YAML files (platforms, devices, networks; repeatable)",
+    )
     return parser
 
 

@@ -190,7 +190,7 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
     mechanisms).
     """
     from perfmodel import discrepancy as disc
-    from perfmodel.calibration import parameter_draws
+    from perfmodel.params import parameter_draws
 
     if not 0 < interval < 1:
         raise ValueError(f"interval: must lie in (0, 1), got {interval}")

@@ -165,3 +165,61 @@ def load_parameters(name_or_path: str | Path | ParameterSet | None = None) -> Pa
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON: {exc}") from None
     return ParameterSet.from_json(data, str(path))
+
+
+# ---------------------------------------------------------------------------------------
+# A fit's uncertainty (written by perfmodel.calibration.save_parameter_set)
+# ---------------------------------------------------------------------------------------
+
+
+def fit_uncertainty(fit=None):
+    """A fit's parameters and their covariance in log space.
+
+    ``fit``: a :class:`perfmodel.calibration.CalibrationResult`, the path or
+    name of a parameter set written by
+    :func:`perfmodel.calibration.save_parameter_set`, or ``None`` for the
+    shipped ``calibrated`` set. Returns ``(base set, free keys, log values, covariance)``;
+    parameters with an unknown (infinite) standard error get zero variance.
+    """
+    if hasattr(fit, "values_") and hasattr(fit, "params_"):  # a CalibrationResult
+        base, free = fit.params_, list(fit.free_)
+        values, stderr, corr = fit.values_, fit.stderr_, fit.correlation_
+    else:
+        here = Path(__file__).resolve().parent / "parameters"
+        text = "calibrated" if fit is None else str(fit)
+        path = Path(text) if text.endswith(".json") or "/" in text else here / f"{text}.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if "fit" not in doc:
+            raise ValueError(f"params: {path} has no fit uncertainty (not written by save_parameter_set)")
+        base = load_parameters(path)
+        rows = doc["fit"]["fit"]
+        free = [r["parameter"] for r in rows]
+        values = np.array([r["value"] for r in rows], dtype=float)
+        stderr = np.array([np.inf if r["stderr"] is None else r["stderr"] for r in rows], dtype=float)
+        corr = np.array(doc["fit"]["correlation"], dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = stderr / values
+    rel = np.where(np.isfinite(rel), rel, 0.0)
+    corr = np.where(np.isfinite(corr), corr, 0.0)
+    np.fill_diagonal(corr, 1.0)
+    return base, free, np.log(values), corr * np.outer(rel, rel)
+
+
+def parameter_draws(fit=None, draws: int = 40, seed: int = 0):
+    """Parameter sets sampled from a fit's uncertainty (log-normal, correlations included).
+
+    ``fit``: as :func:`fit_uncertainty`. Draws are clipped to each parameter's
+    bounds; parameters the fit flagged with an infinite standard error stay at
+    their fitted value.
+    """
+    base, free, log_values, cov = fit_uncertainty(fit)
+    rng = np.random.default_rng(seed)
+    samples = rng.multivariate_normal(log_values, cov, size=draws, method="svd")
+    out = []
+    for row in samples:
+        updates = {}
+        for key, value in zip(free, np.exp(row), strict=True):
+            lo, hi = base.info[key].bounds if key in base.info else (-np.inf, np.inf)
+            updates[key] = float(np.clip(value, lo, hi))
+        out.append(base.with_values(**updates))
+    return out

@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from perfmodel.catalog import Platform, load_device, load_platform
+from perfmodel.catalog import Platform, load_platform
 from perfmodel.node import predict
 from perfmodel.params import ParameterSet
 from perfmodel.workload import Workload
@@ -57,7 +57,7 @@ TABLE_COLUMNS = [
 
 def node_capacity_bytes(platform: Platform) -> float:
     """Raw capacity of a platform's data drives [B]."""
-    return float(sum(load_device(s.device).capacity_bytes * s.count for s in platform.storage))
+    return float(sum(platform.device_spec(s.device).capacity_bytes * s.count for s in platform.storage))
 
 
 def _first_true(mask: np.ndarray) -> np.ndarray:
@@ -203,8 +203,9 @@ def size(
     out = pd.DataFrame(rows)
     if interval is not None and out.feasible.any():
         feasible = out[out.feasible]
+        by_id = {p.id: p for p in loaded}  # the loaded platforms (a user's file defines its own devices)
         bands = predict(
-            list(feasible.platform),
+            [by_id[p] for p in feasible.platform],
             w,
             nodes=(feasible.nodes - failure_tolerance).to_numpy(float),
             system=system,

@@ -38,7 +38,7 @@ import numpy as np
 from scipy import special
 
 from perfmodel import storage
-from perfmodel.queueing.single import _erlang_c
+from perfmodel.queueing import erlang_c_unchecked
 
 STATIONS = ("network", "cpu", "device", "wal", "log", "client_link", "fixed")
 
@@ -333,7 +333,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     vr_k, vw_k = net.v_read[:, qc], net.v_write[:, qc]
     vis = f[:, None] * vr_k + (1 - f)[:, None] * copies * vw_k
     rho = np.clip(util_q, 0.0, 1.0 - 1e-12)
-    p_visit = np.maximum(_erlang_c(c, c * rho), arrive * (1.0 - rho))  # A (1 - rho): the AMVA wait's
+    p_visit = np.maximum(erlang_c_unchecked(c, c * rho), arrive * (1.0 - rho))  # A (1 - rho): the AMVA wait's
     p_visit = np.where(vis > 0, np.clip(np.nan_to_num(p_visit), 0.0, 1.0), 0.0)
     pr_q = np.minimum(vr_k, 1.0) * p_visit
     pw_wq = np.minimum(vw_k, 1.0) * p_visit
@@ -392,7 +392,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
         tiny = np.finfo(float).tiny
         s_visit = np.where(visits > tiny, work / np.maximum(visits, tiny), 0.0)
         rho = np.clip(util, 0.0, 1.0 - 1e-12)
-        p_visit = np.where(delay, 0.0, _erlang_c(c, c * rho))
+        p_visit = np.where(delay, 0.0, erlang_c_unchecked(c, c * rho))
         w_visit = np.where(delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)))
     w_visit = np.where(saturated_k, np.inf, w_visit)
     with np.errstate(invalid="ignore"):

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from perfmodel import compare
 from perfmodel.benchmarks import load_benchmarks
 from perfmodel.catalog import load_device, load_platform
 from perfmodel.node import grid, predict
@@ -75,14 +76,12 @@ def figures_vs_model(
         known = ", ".join(sorted(data["source_id"].unique()))
         raise ValueError(f"source_id: no figures for {ids}; known sources: {known}")
     table = predict_figures(rows, params)
-    relative = table["unit"].map(lambda u: UNITS[u].dimension in ("ratio", "pct_change")).to_numpy()
     factor = np.array([UNITS[u].to_si for u in table["unit"]], dtype=float)
     predicted_si = table["predicted"].to_numpy(float)
-    predicted = np.where(relative, predicted_si, predicted_si / factor)
+    predicted = np.where(compare.relative(table), predicted_si, predicted_si / factor)
     recorded = table["value"].to_numpy(float)
-    pct = (table["unit"] == "pct_change").to_numpy()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(pct, (1 + predicted / 100) / (1 + recorded / 100), predicted / recorded)
+    pct = compare.percent(table)
+    ratio = np.exp(compare.log_scale(predicted, pct) - compare.log_scale(recorded, pct))
     cols = [
         "figure_id",
         "locator",

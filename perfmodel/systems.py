@@ -112,6 +112,31 @@ class SystemSpec:
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     path: str = ""
 
+    def required_parameters(self) -> list[str]:
+        """Every parameter name this spec's mechanisms look up (``name[id]``)."""
+        names = list(REQUIRED_PARAMETERS)
+        if self.daemons is not None:
+            names.append(self.daemons.idle_cores)
+        if self.metadata_cache is not None:
+            m = self.metadata_cache
+            names += [m.object_bytes, m.entry_bytes, m.reads_per_miss, m.cpu_cycles_per_miss]
+        if self.sync_writes_to == "log":
+            names.append(self.log_bytes_per_write)
+        return names
+
+    def check_parameters(self, params) -> None:
+        """Raise a KeyError listing every parameter neither the set nor the spec gives."""
+        missing = [
+            f"{n}[{self.id}]"
+            for n in self.required_parameters()
+            if f"{n}[{self.id}]" not in params.values and n not in self.parameters
+        ]
+        if missing:
+            raise KeyError(
+                f"system {self.path or self.id!r}: parameters {', '.join(missing)} are in neither the "
+                f"parameter set {params.name!r} nor the spec (give them under 'parameters:')"
+            )
+
     def parameter(self, params, name: str) -> float:
         """``name[id]`` from the parameter set, else the spec's default, else the optional default."""
         key = f"{name}[{self.id}]"

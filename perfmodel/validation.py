@@ -51,18 +51,19 @@ import pandas as pd
 from perfmodel import discrepancy as disc
 from perfmodel._data import data_dir
 from perfmodel.benchmarks import load_benchmarks
-from perfmodel.calibration import (
-    DEFAULT_FREE,
-    CalibrationResult,
+from perfmodel.calibration import DEFAULT_FREE, CalibrationResult, calibrate, usable_figures
+from perfmodel.compare import (
     bound_sides,
-    calibrate,
-    fit_uncertainty,
+    from_log_scale,
+    log_scale,
+    one_sided,
+    percent,
     recorded_values,
-    usable_figures,
+    relative,
 )
 from perfmodel.execution import map_tasks
 from perfmodel.figures import FigurePlan
-from perfmodel.params import ParameterSet, load_parameters
+from perfmodel.params import ParameterSet, fit_uncertainty, load_parameters
 from perfmodel.units import UNITS
 
 #: factor error above which a figure counts as missed (the issue's 25%, symmetric in log) [-]
@@ -222,8 +223,7 @@ def log_prediction_jacobian(plan: FigurePlan, params: ParameterSet, free: Sequen
     pct = np.array([rec["unit"] == "pct_change" for rec in plan.records])
 
     def logs(values):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(pct, np.log1p(values / 100.0), np.log(values))
+        return log_scale(values, pct)
 
     base = logs(plan.evaluate(params)[0])
     jac = np.full((len(plan), len(free)), np.nan)
@@ -407,8 +407,7 @@ def score(
     by default each fold's scales are estimated from the out-of-sample
     residuals of the *other* folds (so no figure widens its own band).
     """
-    relative = used["unit"].map(lambda u: UNITS[u].dimension in ("ratio", "pct_change")).to_numpy(bool)
-    pct = (used["unit"] == "pct_change").to_numpy()
+    rel, pct = relative(used), percent(used)
     sides = bound_sides(used)
     recorded = recorded_values(used)
     predicted = raw["predicted"].to_numpy(float)
@@ -422,7 +421,7 @@ def score(
             "metric": used["metric"].to_numpy(),
             "metric_group": [
                 disc.metric_group(m, r, lv)
-                for m, r, lv in zip(used["metric"], relative, used["level"], strict=True)
+                for m, r, lv in zip(used["metric"], rel, used["level"], strict=True)
             ],
             "unit": used["unit"].to_numpy(),
             "bound": sides,
@@ -430,11 +429,9 @@ def score(
             "predicted": predicted,
         }
     )  # fmt: skip
-    log_pred = _ratio_log(predicted, pct)
-    log_rec = _ratio_log(recorded, pct)
-    log_error = log_pred - log_rec
-    log_error = np.where(sides == "gt", np.minimum(log_error, 0.0), log_error)
-    log_error = np.where(sides == "lt", np.maximum(log_error, 0.0), log_error)
+    log_pred = log_scale(predicted, pct)
+    log_rec = log_scale(recorded, pct)
+    log_error = one_sided(log_pred - log_rec, sides)
     table["rel_error"] = np.expm1(log_error)
     table["factor_error"] = np.exp(np.abs(log_error))
     table["log_error"] = log_error
@@ -446,22 +443,12 @@ def score(
     table["sigma"] = sigma
     for level in LEVELS:
         lo, hi = disc.log_normal_band(np.exp(log_pred), table["param_sd"], sigma, multipliers[level])
-        lo, hi = _from_ratio_log(np.log(lo), pct), _from_ratio_log(np.log(hi), pct)
+        lo, hi = from_log_scale(np.log(lo), pct), from_log_scale(np.log(hi), pct)
         inside = _inside(recorded, lo, hi, sides)
         suffix = "" if level == 0.9 else f"_{round(level * 100)}"
         table[f"lower{suffix}"], table[f"upper{suffix}"], table[f"in_band{suffix}"] = lo, hi, inside
     table["gap"] = _gaps(table, used, pct, sides)
     return table[list(COLUMNS)]
-
-
-def _ratio_log(values, pct):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(pct, np.log1p(np.asarray(values, float) / 100.0), np.log(np.asarray(values, float)))
-
-
-def _from_ratio_log(logs, pct):
-    with np.errstate(over="ignore"):
-        return np.where(pct, 100.0 * np.expm1(logs), np.exp(logs))
 
 
 def _inside(recorded, lo, hi, sides):
@@ -525,11 +512,7 @@ def _summarised(table: pd.DataFrame) -> np.ndarray:
 
 def _gaps(table, used, pct, sides) -> list[str]:
     gaps = load_gaps()
-    in_log = _ratio_log(table["in_sample"].to_numpy(float), pct) - _ratio_log(
-        table["recorded"].to_numpy(), pct
-    )
-    in_log = np.where(sides == "gt", np.minimum(in_log, 0.0), in_log)
-    in_log = np.where(sides == "lt", np.maximum(in_log, 0.0), in_log)
+    in_log = one_sided(log_scale(table["in_sample"], pct) - log_scale(table["recorded"], pct), sides)
     limit = math.log(MISS_FACTOR)
     miss = ~(np.abs(table["log_error"].to_numpy(float)) <= limit)  # NaN counts as a miss
     fits = np.abs(in_log) <= limit
@@ -578,8 +561,8 @@ def skill_vs_no_change(table: pd.DataFrame) -> dict:
     """
     part = table[(table["metric_group"] == "ratios") & (table["bound"] == "")]
     part = part[np.isfinite(part["log_error"])]
-    pct = (part["unit"] == "pct_change").to_numpy()
-    null = -_ratio_log(part["recorded"].to_numpy(float), pct)
+    pct = percent(part)
+    null = -log_scale(part["recorded"].to_numpy(float), pct)
     model = part["log_error"].to_numpy(float)
     denom = float(np.sum(null**2))
     rec_log = -null

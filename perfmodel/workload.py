@@ -216,3 +216,42 @@ class Workload:
             iodepth=int(get("iodepth", 1)),
             replication_factor=int(get("replication_factor", 1)),
         )
+
+
+def load_workload_file(path: str) -> dict:
+    """Read a workload YAML (``system``, ``nodes``, ``workload``, ``knobs``).
+
+    ``system`` is a shipped system id or the path of a system spec (relative
+    to the workload file's folder).
+    """
+    from pathlib import Path
+
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc = yaml.safe_load(handle)
+    except OSError as exc:
+        raise FileNotFoundError(f"workload file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"workload file {path}: not valid YAML: {exc}") from None
+    if not isinstance(doc, dict) or "workload" not in doc or "system" not in doc:
+        raise ValueError(
+            f"workload file {path}: needs 'system' and 'workload' (and optionally 'nodes', 'knobs')"
+        )
+    unknown = set(doc) - {"system", "nodes", "workload", "knobs"}
+    if unknown:
+        raise ValueError(f"workload file {path}: unknown key {sorted(unknown)[0]!r}")
+    try:
+        workload = Workload.from_dict(doc["workload"] or {})
+    except ValueError as exc:
+        raise ValueError(f"workload file {path}: {exc}") from None
+    system = str(doc["system"])
+    if system.endswith((".yaml", ".yml")) and not Path(system).is_absolute():
+        system = str(Path(path).resolve().parent / system)  # a spec next to the workload file
+    return {
+        "system": system,
+        "nodes": doc.get("nodes", 1),
+        "workload": workload,
+        "knobs": dict(doc.get("knobs") or {}),
+    }

@@ -58,6 +58,7 @@ from perfmodel.queueing.quantiles import (
 from perfmodel.queueing.single import (
     erlang_b,
     erlang_c,
+    erlang_c_unchecked,
     ggc_response_time,
     ggc_waiting_time,
     mg1_response_time,
@@ -92,6 +93,7 @@ __all__ = [
     "closed_network",
     "erlang_b",
     "erlang_c",
+    "erlang_c_unchecked",
     "fit_amdahl",
     "fit_usl",
     "ggc_response_time",

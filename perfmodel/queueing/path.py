@@ -53,7 +53,7 @@ import numpy as np
 from scipy import special
 
 from perfmodel.queueing._validate import as_array, as_probability
-from perfmodel.queueing.single import _erlang_c, ggc_waiting_time
+from perfmodel.queueing.single import erlang_c_unchecked, ggc_waiting_time
 
 __all__ = [
     "Sojourn",
@@ -160,7 +160,7 @@ class Sojourn:
         theta = c * mu - lam
         if theta <= 0:
             return cls(1.0, 0.0, 1.0 / mu, 1.0)
-        pw = float(_erlang_c(np.float64(c), np.float64(lam / mu)))
+        pw = float(erlang_c_unchecked(np.float64(c), np.float64(lam / mu)))
         return cls(pw, theta, 1.0 / mu, 1.0)
 
     @classmethod
@@ -187,7 +187,7 @@ class Sojourn:
         w = float(ggc_waiting_time(lam, s, c, arrival_scv, service_scv))
         if np.isinf(w):
             return cls(1.0, 0.0, s, cs2)
-        pw = float(_erlang_c(np.float64(c), np.float64(lam * s)))
+        pw = float(erlang_c_unchecked(np.float64(c), np.float64(lam * s)))
         if pw == 0.0 or w == 0.0:
             return cls(0.0, 1.0, s, cs2)
         return cls(pw, pw / w, s, cs2)

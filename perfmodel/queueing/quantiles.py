@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfmodel.queueing._validate import as_array, as_probability, as_servers, broadcast
-from perfmodel.queueing.single import _erlang_c
+from perfmodel.queueing.single import erlang_c_unchecked
 
 __all__ = [
     "mm1_response_time_quantile",
@@ -75,7 +75,7 @@ def _prepare(t_or_q, arrival_rate, service_rate, servers, name):
     lam, mu, c = _mmc_params(arrival_rate, service_rate, servers)
     x, lam, mu, c = broadcast(**{name: t_or_q}, arrival_rate=lam, service_rate=mu, servers=c)
     theta = c * mu - lam
-    pw = _erlang_c(c, lam / mu)
+    pw = erlang_c_unchecked(c, lam / mu)
     return x, mu, theta, pw
 
 

@@ -107,10 +107,15 @@ def erlang_c(servers, offered_load) -> np.ndarray:
     c = as_servers(servers, "servers")
     a = as_array(offered_load, "offered_load", nonnegative=True)
     c, a = broadcast(servers=c, offered_load=a)
-    return _erlang_c(c, a)
+    return erlang_c_unchecked(c, a)
 
 
-def _erlang_c(c: np.ndarray, a: np.ndarray) -> np.ndarray:
+def erlang_c_unchecked(c: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """:func:`erlang_c` for already-validated, broadcast float arrays (the network solver's hot path).
+
+    ``c`` [count] may hold ``inf`` where the caller masks the result (delay
+    stations); no input is checked. Same formula and reference as :func:`erlang_c`.
+    """
     r = _erlang_ratio(c, a)
     rho = a / c
     denom = 1.0 - rho
@@ -203,7 +208,7 @@ def _mmc_checked(arrival_rate, service_rate, servers):
 def _mmc_wait(lam: np.ndarray, mu: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Mean M/M/c waiting time for already-validated, broadcast arrays [s]."""
     a = lam / mu
-    pw = _erlang_c(c, a)
+    pw = erlang_c_unchecked(c, a)
     gap = c * mu
     gap -= lam
     with np.errstate(divide="ignore", invalid="ignore"):

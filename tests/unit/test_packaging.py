@@ -90,6 +90,8 @@ def test_wheel_ships_the_catalog_and_data(tmp_path):
         "assert perfmodel.__file__.startswith(sys.argv[1]), perfmodel.__file__\n"
         "p = perfmodel.load_platform('kunpeng-r722')\n"
         "n_figures = len(perfmodel.load_benchmarks())\n"
+        "from perfmodel.validation_runs import load_cv\n"
+        "assert len(perfmodel.list_systems()) == 6 and len(load_cv('group')) > 100\n"
         "print(p.cores, p.numa_nodes, len(perfmodel.list_platforms()), n_figures)\n"
     )
     out = subprocess.run(

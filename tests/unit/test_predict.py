@@ -206,3 +206,28 @@ def test_uncertainty_bands_from_the_calibration():
     )
     with pytest.raises(ValueError, match="^interval"):
         perfmodel.predict("x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=1.5)
+
+
+def test_docs_list_every_knob_as_defined():
+    from pathlib import Path
+
+    from perfmodel.settings import describe
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text(encoding="utf-8")
+    assert describe() in docs
+
+
+@pytest.mark.parametrize(
+    ("knobs", "says"),
+    [
+        ({"cores": 2.5}, "cores: must be a whole number"),
+        ({"threads_per_core": "two"}, "threads_per_core: must be a number"),
+        ({"cache_bytes": -1.0}, "cache_bytes: must be a finite number > 0"),
+        ({"virtualization": "kvm"}, "virtualization: must be one of none, untuned, boost"),
+        ({"numa_binding": "yes"}, "numa_binding: must be true or false"),
+        ({"colour": 1}, "colour: unknown knob; valid knobs:"),
+    ],
+)
+def test_ill_typed_knobs_name_the_knob_and_what_is_allowed(knobs, says):
+    with pytest.raises(ValueError, match=says):
+        perfmodel.predict("x86-dl380-e5-2630v4", READS, system="scylla", **knobs)

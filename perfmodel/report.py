@@ -1,0 +1,126 @@
+"""The main report (``perfmodel report``, the first half of ``make run``).
+
+The catalog, the recorded figures, how well the model explains them in and
+out of sample, a read-heavy workload on POWER8, x86 and Kunpeng by SMT mode,
+and a sizing table with its conclusion.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import perfmodel
+from perfmodel import benchmarks, catalog
+from perfmodel._data import data_dir
+from perfmodel.sizing import TABLE_COLUMNS
+from perfmodel.workload import load_workload_file
+
+#: the prediction table as printed
+PREDICT_TABLE = [
+    "platform",
+    "system",
+    "nodes",
+    "shards",
+    "device",
+    "throughput_ops_s",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "util_cpu",
+    "util_device",
+    "bottleneck",
+]
+
+#: the sizing table as printed (feasibility shows as an empty ``reason``)
+SIZE_TABLE = [c for c in TABLE_COLUMNS if c != "feasible"]
+
+
+def emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
+    """Write a table as ``table`` (aligned text), ``csv`` or ``json`` records."""
+    out = out or sys.stdout
+    if fmt == "csv":
+        frame.to_csv(out, index=False)
+    elif fmt == "json":
+        out.write(frame.to_json(orient="records", indent=2))
+        out.write("\n")
+    else:
+        with pd.option_context(
+            "display.width",
+            200,
+            "display.max_columns",
+            50,
+            "display.max_colwidth",
+            60,
+            "display.max_rows",
+            500,
+        ):
+            out.write(frame.to_string(index=False))
+            out.write("\n")
+
+
+def main_report() -> None:
+    """Print the main report to standard output."""
+    from perfmodel import validation, validation_runs
+
+    params = perfmodel.load_parameters()
+    print(f"perfmodel {perfmodel.__version__}: hardware catalog, recorded figures and model predictions")
+    print(f"(parameter set: {params.name})\n")
+    print("== Platforms ==")
+    emit(catalog.platforms_table(), "table")
+    print("\n== Recorded benchmark figures by source ==")
+    frame = benchmarks.load_benchmarks()
+    emit(benchmarks.summarize_benchmarks(frame, by=["source_id"]), "table")
+    print("\n== How well the model explains them (docs/validation.md) ==")
+    print("\n".join(validation.summary_lines(validation.validate(frame, params=params.name))[:2]))
+    try:
+        for cv in validation_runs.STORED:  # the stored out-of-sample runs: the headline numbers
+            lines = validation.summary_lines(validation_runs.load_cv(cv))
+            print("\n".join([lines[0], lines[1]] + [line for line in lines if line.startswith("metric ")]))
+    except (validation_runs.StaleRunError, FileNotFoundError) as exc:
+        print(f"(out of sample: {exc})")
+    workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
+    spec = load_workload_file(str(workload_file))
+    print(f"\n== {workload_file.name} on POWER8, x86 and Kunpeng: 3 nodes, by SMT mode ==")
+    rows = []
+    for platform in ("power8-s821lc-10c", "x86-dl380-e5-2630v4", "kunpeng-r722"):
+        modes = perfmodel.load_platform(platform).smt_modes
+        rows.append(
+            perfmodel.predict(
+                platform,
+                spec["workload"],
+                nodes=spec["nodes"],
+                system=spec["system"],
+                threads_per_core=list(modes),
+                **spec["knobs"],
+            )
+        )
+    table = pd.concat(rows, ignore_index=True)
+    shown = ("shards", "throughput_ops_s", "latency_p", "util_", "bottleneck")
+    cols = ["platform", "threads_per_core", *(c for c in PREDICT_TABLE if c.startswith(shown))]
+    emit(table[cols].round(3), "table")
+    target, slo = 1_000_000.0, 20.0
+    print(
+        f"\n== Sizing: {target:,.0f} ops/s at p99 <= {slo:g} ms, N+1, utilisation <= 70% "
+        f"({workload_file.name}, {spec['workload'].dataset_bytes / 2**40:.2f} TiB x RF "
+        f"{spec['workload'].replication_factor:g}) =="
+    )
+    sized = perfmodel.size(
+        spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
+    )
+    emit(sized[SIZE_TABLE].round(3), "table")
+    best = sized[sized.feasible].iloc[0] if sized.feasible.any() else None
+    if best is not None:
+        upper = best.latency_p99_ms_upper
+        # an infinite upper bound: some parameter draws saturate a station at this size
+        upper_text = f"{upper:.2f} ms" if np.isfinite(upper) else "saturated in some parameter draws"
+        print(
+            f"\nFewest nodes: {int(best.nodes)} x {best.platform} at SMT{int(best.threads_per_core)} "
+            f"(binding: {best.binding}; p99 {best.latency_p99_ms:.2f} ms, 90% band "
+            f"{best.latency_p99_ms_lower:.2f} ms to {upper_text})."
+        )
+    print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")
