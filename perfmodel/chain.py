@@ -35,7 +35,7 @@ the system's name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -131,6 +131,24 @@ class Inputs:
     plat: PlatformArrays
     sys: SystemArrays
 
+    def take(self, rows: slice) -> Inputs:
+        """The configurations ``rows`` of the grid (every stage is per configuration)."""
+
+        def cut(obj):
+            return replace(obj, **{f.name: getattr(obj, f.name)[rows] for f in fields(obj)
+                                   if isinstance(getattr(obj, f.name), np.ndarray)})  # fmt: skip
+
+        size = len(range(*rows.indices(self.size)))
+        return Inputs(
+            size,
+            self.workload,
+            self.params,
+            {k: v[rows] for k, v in self.cfg.items()},
+            {k: v[rows] if np.ndim(v) else v for k, v in self.knobs.items()},
+            cut(self.plat),
+            cut(self.sys),
+        )
+
 
 def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inputs:
     """Broadcast every argument to the configurations and resolve catalog, system and knobs."""
@@ -177,6 +195,10 @@ def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
     """Distinct platforms and, per configuration, the index of its platform."""
     if not isinstance(platform, list | tuple | np.ndarray):
         return [platform if isinstance(platform, Platform) else load_platform(platform)], 0
+    arr = np.asarray(platform, dtype=object)
+    if pd.api.types.infer_dtype(arr, skipna=False) == "string":  # ids or paths: factorize at C speed
+        codes, uniques = pd.factorize(arr)
+        return [load_platform(u) for u in uniques], codes
     keys = [p.id if isinstance(p, Platform) else str(p) for p in platform]
     codes, uniques = pd.factorize(np.asarray(keys, dtype=object))
     first = {k: p for k, p in zip(keys, platform, strict=True)}
@@ -425,10 +447,10 @@ def device_specs(ids: np.ndarray, platforms: list[Platform], index: np.ndarray) 
     """The parameters of each configuration's device (``""``: none, NaN), resolved through its
     platform's catalog (a user's platform file may define its own devices; a YAML path works too)."""
     ids = np.asarray(ids, dtype=object)
-    pairs = np.asarray(
-        [f"{i}|{d}" for i, d in zip(np.broadcast_to(index, ids.shape), ids, strict=True)], dtype=object
-    )
-    inv, uniq = pd.factorize(pairs)
+    id_codes, id_names = pd.factorize(ids)
+    index = np.broadcast_to(np.asarray(index), ids.shape).astype(np.int64)
+    keys, inv = np.unique(index * len(id_names) + id_codes, return_inverse=True)
+    uniq = [f"{k // len(id_names)}|{id_names[k % len(id_names)]}" for k in keys]
     rows = []
     for pair in uniq:
         i, name = pair.split("|", 1)
@@ -711,7 +733,11 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands) -> 
 
 def build(platform, workload: Workload, *, nodes=1, params=None, system, **knobs) -> NodeModel:
     """Run the build stages: the stations of every configuration, unsolved."""
-    inp = inputs(platform, workload, nodes=nodes, params=params, system=system, knobs=knobs)
+    return build_from(inputs(platform, workload, nodes=nodes, params=params, system=system, knobs=knobs))
+
+
+def build_from(inp: Inputs) -> NodeModel:
+    """The build stages on resolved inputs."""
     cpu_ = cpu(inp)
     cache_ = cache(inp, cpu_)
     dev = devices(inp, cpu_, cache_)
@@ -818,12 +844,8 @@ def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size) -> dict:
     (_, vr_mean, vr_var, shift_r), (_, vw_mean, vw_var, shift_w) = read_parts[0], write_parts[0]
     out = {}
     for q, name in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
-        r_q = shift_r + gamma_ppf(q, vr_mean, vr_var)
-        if need_r.any():
-            r_q[need_r] = mixture_quantile(q, read_sub)
-        w_q = shift_w + gamma_ppf(q, vw_mean, vw_var)
-        if need_w.any():
-            w_q[need_w] = mixture_quantile(q, write_sub)
+        r_q = _class_quantile(q, shift_r, vr_mean, vr_var, need_r, read_sub)
+        w_q = _class_quantile(q, shift_w, vw_mean, vw_var, need_w, write_sub)
         overall = np.where(has_r, r_q, w_q)
         if both.any():  # the read / write mix, solved exactly; it lies between the classes' own
             lo, hi = np.minimum(r_q, w_q)[both], np.maximum(r_q, w_q)[both]
@@ -833,6 +855,18 @@ def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size) -> dict:
             np.where(np.isfinite(mean_w), w_q, np.inf),
             np.where(finite | ~(has_r & has_w), overall, np.inf),
         )
+    return out
+
+
+def _class_quantile(q, shift, mean, var, mixed, mixture_parts) -> np.ndarray:
+    """A class's q-quantile: its gamma body, or the mixture's where it has one (``mixed``)."""
+    out = np.empty(np.shape(mean))
+    plain = ~mixed
+    out[plain] = np.broadcast_to(shift, out.shape)[plain] + gamma_ppf(
+        q, np.broadcast_to(mean, out.shape)[plain], np.broadcast_to(var, out.shape)[plain]
+    )
+    if mixed.any():
+        out[mixed] = mixture_quantile(q, mixture_parts)
     return out
 
 
@@ -926,3 +960,47 @@ def _categorical(values) -> pd.Categorical:
     """A string column as a Categorical (fast to build, small, sorts by name)."""
     codes, names = pd.factorize(values)
     return pd.Categorical.from_codes(codes, [str(n) for n in names])
+
+
+# ---------------------------------------------------------------------------------------
+# the whole chain, on the machine's cores
+# ---------------------------------------------------------------------------------------
+
+#: configurations per thread below which a grid runs in one thread
+THREAD_MIN = 10_000
+
+
+def run(inp: Inputs, threads: int | None = None) -> pd.DataFrame:
+    """Build, solve and report every configuration.
+
+    A large grid is cut into contiguous parts run in threads (numpy and
+    scipy release the GIL in their array loops, so the parts use the
+    machine's cores without new processes); every stage is per
+    configuration, so the table is the same, to the bit, as one part's.
+    ``threads``: default the available cores (1 inside a worker process of
+    :mod:`perfmodel.execution`, which already spreads work over the cores).
+    """
+    import os
+
+    from perfmodel import execution
+
+    if threads is None:
+        threads = 1 if execution._IN_WORKER else len(os.sched_getaffinity(0))
+    parts = max(1, min(int(threads), inp.size // THREAD_MIN))
+    if parts == 1:
+        model = build_from(inp)
+        return report(model, solve(model))
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = np.linspace(0, inp.size, parts + 1).astype(int)
+
+    def one(i):
+        model = build_from(inp.take(slice(bounds[i], bounds[i + 1])))
+        return report(model, solve(model))
+
+    with ThreadPoolExecutor(parts) as pool:
+        frames = list(pool.map(one, range(parts)))
+    frame = pd.concat(frames, ignore_index=True)
+    for col in ("platform", "device"):  # categories differ between parts: rebuild as a whole run does
+        frame[col] = _categorical(frame[col].astype(object).to_numpy())
+    return frame

@@ -159,8 +159,9 @@ def predict(
     fit = params if isinstance(params, str | Path) else False if isinstance(params, ParameterSet) else None
     if type(params).__name__ == "CalibrationResult":  # a fit: predict with its parameters
         fit, params = params, params.params_
-    model = chain.build(platform, workload, nodes=nodes, params=params, system=system, **knobs)
-    frame = chain.report(model, chain.solve(model))
+    frame = chain.run(
+        chain.inputs(platform, workload, nodes=nodes, params=params, system=system, knobs=knobs)
+    )
     if interval is not None:
         frame = _with_band(frame, platform, workload, nodes, system, knobs, fit, float(interval))
     return frame

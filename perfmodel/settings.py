@@ -95,12 +95,14 @@ def check(name: str, value) -> np.ndarray:
     knob = KNOBS[name]
     arr = np.asarray(value, dtype=object if knob.kind in ("id", "choice") else None)
     if knob.kind in ("count", "number"):
+        if arr.dtype.kind in "bUS" or (
+            arr.dtype == object and any(isinstance(v, bool | str) for v in np.ravel(arr))
+        ):
+            raise _bad(name, f"must be a number [{knob.unit}], got {value!r}")
         if arr.dtype == object:
             arr = np.asarray([np.nan if v is None else v for v in arr.ravel()], dtype=object).reshape(
                 arr.shape
             )
-        if arr.dtype.kind == "b" or any(isinstance(v, bool | str) for v in np.ravel(arr)):
-            raise _bad(name, f"must be a number [{knob.unit}], got {value!r}")
         try:
             arr = arr.astype(float)
         except (TypeError, ValueError):

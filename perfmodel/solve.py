@@ -515,17 +515,20 @@ def mixture_quantile(q, parts, *, bracket=None, rtol=1e-4, max_iter=100):
     bracket (Press et al., Numerical Recipes, sec. 9.4); iteration continues
     only on the configurations not yet within ``rtol`` (relative).
     """
+    # a component with no weight anywhere adds exact zeros to every sum: leave it out
+    present = [p for p in parts if np.any(np.asarray(p[0]) > 0)]
+    parts = present or parts[:1]
     if bracket is None:
         comps = np.stack([np.where(w > 0, s + gamma_ppf(q, m, v), np.nan) for w, m, v, s in parts])
         lo, hi = np.nanmin(comps, axis=0), np.nanmax(comps, axis=0)
     else:  # a caller that knows a tighter bracket (e.g. the classes' own quantiles)
         lo, hi = (np.array(b, dtype=float) for b in bracket)
-    prepared = []  # (weight, shape, scale, log normaliser, shift) once per component
-    for w, m, v, s in parts:
+    # (weight, shape, 1 / scale, shape - 1, log normaliser, shift) of every component, one array
+    prepared = np.empty((len(parts), 6, lo.size))
+    for j, (w, m, v, s) in enumerate(parts):
         k, theta = m * m / v, v / m
-        prepared.append(
-            [np.broadcast_to(a, lo.shape) for a in (w, k, theta, special.gammaln(k) + np.log(theta), s)]
-        )
+        for i, a in enumerate((w, k, 1.0 / theta, k - 1.0, special.gammaln(k) + np.log(theta), s)):
+            prepared[j, i] = np.broadcast_to(a, lo.shape)
     # start from the gamma with the mixture's own mean and variance (two-moment match)
     mix_mean = sum(w * (m + sh) for w, m, v, sh in parts)
     mix_var = sum(w * (v + (m + sh) ** 2) for w, m, v, sh in parts) - mix_mean**2
@@ -537,12 +540,12 @@ def mixture_quantile(q, parts, *, bracket=None, rtol=1e-4, max_iter=100):
     for it in range(max_iter):
         cdf = np.zeros_like(t)
         pdf = np.zeros_like(t)
-        for w, k, theta, log_norm, s in prepared:
-            x = np.maximum(t - s, 0.0) / theta
-            cdf += w * special.gammainc(k, x)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                dens = np.exp((k - 1.0) * np.log(x) - x - log_norm)  # x^(k-1) e^-x / (Gamma(k) theta)
-            pdf += w * np.where(x > 0, dens, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for w, k, inv_theta, km1, log_norm, s in prepared:
+                x = np.maximum(t - s, 0.0) * inv_theta
+                cdf += w * special.gammainc(k, x)
+                dens = np.exp(km1 * np.log(x) - x - log_norm)  # x^(k-1) e^-x / (Gamma(k) theta)
+                pdf += w * np.where(x > 0, dens, 0.0)
         below = cdf < q
         lo = np.where(below, t, lo)
         hi = np.where(below, hi, t)
@@ -562,7 +565,7 @@ def mixture_quantile(q, parts, *, bracket=None, rtol=1e-4, max_iter=100):
         if not keep.any():
             break
         idx, t, lo, hi = idx[keep], t_next[keep], lo[keep], hi[keep]
-        prepared = [[a[keep] for a in comp] for comp in prepared]
+        prepared = prepared[:, :, keep]
     else:
         out[idx] = t
     return out

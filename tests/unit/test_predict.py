@@ -231,3 +231,19 @@ def test_docs_list_every_knob_as_defined():
 def test_ill_typed_knobs_name_the_knob_and_what_is_allowed(knobs, says):
     with pytest.raises(ValueError, match=says):
         perfmodel.predict("x86-dl380-e5-2630v4", READS, system="scylla", **knobs)
+
+
+def test_a_grid_run_in_threads_is_the_single_threaded_table_to_the_bit(monkeypatch):
+    from perfmodel import chain
+
+    monkeypatch.setattr(chain, "THREAD_MIN", 50)
+    g = perfmodel.grid(
+        threads_per_core=[1, 2], cores=[2, 6, 10], cache_bytes=[1e9, 3e10], clients=[8, 64, 512]
+    )
+    w = Workload(read_fraction=0.8, object_bytes=1024, dataset_bytes=2e11, clients=g["clients"])
+    platforms = np.where(g["cores"] > 6, "x86-dl380-e5-2630v4", "power8-s821lc-10c")
+    knobs = {k: v for k, v in g.items() if k != "clients"}
+    inp = chain.inputs(list(platforms), w, nodes=1, params=None, system="scylla", knobs=knobs)
+    one, three = chain.run(inp, threads=1), chain.run(inp, threads=3)
+    pd.testing.assert_frame_equal(one, three, check_exact=True)
+    assert isinstance(three["platform"].dtype, pd.CategoricalDtype)
