@@ -9,8 +9,6 @@ also executes headless under papermill.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pandas as pd
 
 from perfmodel import studies
@@ -21,46 +19,16 @@ PLAN_COLUMNS = TABLE_COLUMNS
 CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
 
 
-def run_plan(
-    *,
-    platforms: Sequence[str],
-    target_ops_s: float,
-    slo_p99_ms: float,
-    system: str = "scylla",
-    read_fraction: float = 0.8,
-    object_bytes: float = 1024,
-    key_distribution: str = "uniform",
-    zipf_s: float = 0.0,
-    dataset_gib: float = 500.0,
-    replication_factor: int = 3,
-    consistency: str = "QUORUM",
-    failure_tolerance: int = 1,
-    max_utilization: float = 0.7,
-    interval: float | None = 0.9,
-) -> tuple[pd.DataFrame, str]:
-    """The sizing table (:func:`perfmodel.studies.size_workload`) and its conclusion text.
-
-    Units as in ``size_workload``: ``target_ops_s`` [1/s], ``slo_p99_ms`` [ms],
-    ``object_bytes`` [B], ``dataset_gib`` [GiB]; ``key_distribution``
-    ``uniform`` or ``zipf`` with exponent ``zipf_s`` [-].
-    """
-    table = studies.size_workload(
-        platforms=list(platforms),
-        target_ops_s=float(target_ops_s),
-        slo_p99_ms=float(slo_p99_ms),
-        system=system,
-        read_fraction=float(read_fraction),
-        object_bytes=float(object_bytes),
-        key_distribution=key_distribution,
-        zipf_s=float(zipf_s),
-        dataset_gib=float(dataset_gib),
-        replication_factor=int(replication_factor),
-        consistency=consistency,
-        failure_tolerance=int(failure_tolerance),
-        max_utilization=float(max_utilization),
-        interval=interval,
+def run_plan(**values) -> tuple[pd.DataFrame, str]:
+    """The sizing table and its conclusion text: :func:`perfmodel.studies.size_workload` on the
+    controls' ``values`` (its arguments and units: ``target_ops_s`` [1/s], ``slo_p99_ms`` [ms],
+    ``object_bytes`` [B], ``dataset_gib`` [GiB], ...), which builds the workload and calls
+    :func:`perfmodel.size`."""
+    values = {k: list(v) if k == "platforms" else v for k, v in values.items()}
+    table = studies.size_workload(**values)
+    text = studies.sizing_conclusion(
+        table, target_ops_s=float(values["target_ops_s"]), slo_p99_ms=float(values["slo_p99_ms"])
     )
-    text = studies.sizing_conclusion(table, target_ops_s=float(target_ops_s), slo_p99_ms=float(slo_p99_ms))
     return table, text
 
 
