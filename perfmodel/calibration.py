@@ -104,6 +104,17 @@ def usable_figures(
     return benchmarks.loc[used.to_numpy()].reset_index(drop=True), excluded.reset_index(drop=True)
 
 
+def _with_user_systems(params: ParameterSet, benchmarks: pd.DataFrame | None) -> ParameterSet:
+    """The set plus the parameters of every system spec file the figures name (their defaults)."""
+    if benchmarks is None or "system" not in benchmarks:
+        return params
+    from perfmodel.systems import list_systems, load_system
+
+    for name in sorted(set(map(str, benchmarks["system"])) - set(list_systems())):
+        params = load_system(name).with_parameters(params)
+    return params
+
+
 class FigureObjective:
     """The data part of the fit's objective: weighted log residuals of figures at log parameters.
 
@@ -241,7 +252,7 @@ def calibrate(
         figures than free parameters.
     """
     started = time.perf_counter()
-    params = load_parameters(params)
+    params = _with_user_systems(load_parameters(params), benchmarks)
     benchmarks = load_benchmarks() if benchmarks is None else benchmarks
     free = list(free)
     for key in free:

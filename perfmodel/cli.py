@@ -44,7 +44,7 @@ def _cmd_networks(args: argparse.Namespace) -> int:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
-    frame = benchmarks.load_benchmarks(args.path)
+    frame = benchmarks.load_benchmarks(args.path, catalog=_user_catalog(args))
     if args.list:
         cols = [
             "figure_id",
@@ -365,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated columns to group by (default: source_id,metric)",
     )
     data.add_argument("--list", action="store_true", help="list every figure instead")
+    with_catalog(data)
     data.set_defaults(func=_cmd_data)
     pred = with_format(
         sub.add_parser(

@@ -109,6 +109,8 @@ class SystemSpec:
     metadata_cache: MetadataCache | None = None
     hooks: tuple[str, ...] = ()
     parameters: Mapping[str, float] = field(default_factory=dict)
+    #: name -> (unit, bounds, source) of the spec's own parameters
+    parameter_info: Mapping[str, tuple] = field(default_factory=dict, repr=False)
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     path: str = ""
 
@@ -136,6 +138,20 @@ class SystemSpec:
                 f"system {self.path or self.id!r}: parameters {', '.join(missing)} are in neither the "
                 f"parameter set {params.name!r} nor the spec (give them under 'parameters:')"
             )
+
+    def with_parameters(self, params):
+        """``params`` plus this spec's own parameters as ``name[id]`` entries it lacks (so a fit
+        can free them: ``calibrate(free=["cpu_cycles_read[my-db]"])``)."""
+        from perfmodel.params import ParameterSet, ParamInfo
+
+        values, info = dict(params.values), dict(params.info)
+        for name, value in self.parameters.items():
+            key = f"{name}[{self.id}]"
+            if key not in values:
+                values[key] = value
+                unit, bounds, source = self.parameter_info.get(name, ("", (0.0, math.inf), ""))
+                info[key] = ParamInfo(unit, bounds, f"system spec {self.path}: {source}", name)
+        return ParameterSet(params.name, values, info, params.description)
 
     def parameter(self, params, name: str) -> float:
         """``name[id]`` from the parameter set, else the spec's default, else the optional default."""
@@ -306,6 +322,7 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
     out["hooks"] = tuple(hooks)
     params = doc.get("parameters") or {}
     values: dict[str, float] = {}
+    info: dict[str, tuple] = {}
     if not isinstance(params, Mapping):
         add("parameters", "must map a parameter name to {value, unit, source}")
         params = {}
@@ -322,7 +339,12 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         if isinstance(entry, Mapping) and not str(entry.get("source", "")).strip():
             add(f"parameters.{name}", "needs a 'source' (a citation or 'assumption: why')")
         values[str(name)] = float(value)
+        if isinstance(entry, Mapping):
+            bounds = entry.get("bounds", [0.0, math.inf])
+            info[str(name)] = (str(entry.get("unit", "")), (float(bounds[0]), float(bounds[1])),
+                               str(entry.get("source", "")))  # fmt: skip
     out["parameters"] = values
+    out["parameter_info"] = info
     sources = doc.get("sources") or {}
     out["sources"] = dict(sources) if isinstance(sources, Mapping) else {}
     return out

@@ -37,7 +37,7 @@ def workdir(tmp_path, monkeypatch):
 
 
 def test_the_walkthrough_has_hardware_a_system_a_workload_and_commands():
-    assert {"hw/db07.yaml", "my-db.yaml", "my-workload.yaml", "commands"} <= set(walkthrough())
+    assert {"hw/db07.yaml", "my-db.yaml", "my-workload.yaml", "my-runs.csv", "commands"} <= set(walkthrough())
 
 
 def test_every_command_runs_as_written(workdir, capsys):
@@ -49,7 +49,12 @@ def test_every_command_runs_as_written(workdir, capsys):
         capsys.readouterr()
         assert main(argv[1:]) == 0, line
         out = capsys.readouterr().out
-        assert "db07" in out, line  # the user's platform is the one predicted / sized
+        if argv[1] == "calibrate":  # the user's system's own parameters, fitted to the user's figures
+            assert "cpu_cycles_read[my-db]" in out and Path("my-params.json").is_file(), line
+            fitted = perfmodel.load_parameters("my-params.json")["cpu_cycles_read[my-db]"]
+            assert fitted != 400000, line  # moved from the spec's default
+        else:
+            assert "db07" in out, line  # the user's platform is the one predicted / sized / listed
         assert argv[1] != "predict" or "my-db" in out, line  # ... with the user's system
 
 
