@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfmodel import settings
 from perfmodel.benchmarks import parse_baseline
 from perfmodel.catalog import Catalog
 from perfmodel.node import predict, write_consistency
@@ -161,11 +162,11 @@ def _value(out: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, str]:
                 column = "read_" + column
             elif op == "write":
                 column = "write_" + column
-            return float(out[column]) * 1e-3, ""
+            return float(out[column]) * UNITS["ms"].to_si, ""
         if metric in ("throughput", "iops", "tpmc"):
             column = "tpmc" if metric == "tpmc" else "throughput_ops_s"
             value = float(out[column])
-            return (value / 60.0 if metric == "tpmc" else value), ""
+            return (value * UNITS["tpm"].to_si if metric == "tpmc" else value), ""
         if metric == "bandwidth":
             io = row.get("io_bytes")
             io = row.get("object_bytes") if _blank(io) else io
@@ -219,20 +220,6 @@ def predict_figure(row: Mapping[str, Any], params: ParameterSet | str | None = N
     return (ratio if row["unit"] == "ratio" else 100.0 * (ratio - 1.0)), ""
 
 
-_KNOB_DEFAULTS = {
-    "threads_per_core": None,
-    "cores": None,
-    "device": None,
-    "wal_device": None,
-    "cache_bytes": math.nan,
-    "cache_state": "warm",
-    "numa_binding": False,
-    "client_link_gbps": math.nan,
-    "osds_per_device": 2.0,
-    "cores_per_device": math.nan,
-    "log_files": 2.0,
-    "virtualization": "none",
-}
 _WORKLOAD_ARRAYS = (
     "read_fraction",
     "object_bytes",
@@ -317,10 +304,13 @@ def _vector_call(configs: list[dict[str, Any]]) -> dict[str, Any]:
     acks = np.array([float(c["workload"].acks) for c in configs])
     workload = Workload(operation="mixed", consistency=acks.astype(int), **fields)
     knobs = {}
-    for key, default in _KNOB_DEFAULTS.items():
-        values = [c.get(key, default) for c in configs]
-        knobs[key] = np.array(values, dtype=float if isinstance(default, float) else object)
-    knobs["numa_binding"] = knobs["numa_binding"].astype(bool)
+    for key in sorted(set().union(*configs) & set(settings.KNOBS)):  # the knobs some figure sets
+        knob = settings.KNOBS[key]
+        unset = (
+            knob.default if knob.default is not settings.UNSET else None if knob.kind == "id" else math.nan
+        )
+        dtype = {"count": float, "number": float, "bool": bool}.get(knob.kind, object)
+        knobs[key] = np.array([c.get(key, unset) for c in configs], dtype=dtype)
     return {
         "platform": [c["platform"] for c in configs],
         "workload": workload,
