@@ -42,7 +42,7 @@ import pandas as pd
 
 from perfmodel import cache as _cache
 from perfmodel import scaling, settings, storage
-from perfmodel.catalog import Platform, load_platform
+from perfmodel.catalog import Platform, load_network, load_platform
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.solve import (
     STATIONS,
@@ -163,6 +163,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             "read_fraction": workload.read_fraction,
             "object_bytes": workload.object_bytes,
             "io_bytes": workload.io_bytes,
+            "message_bytes": workload.message_bytes,
             "dataset_bytes": workload.dataset_bytes,
             "zipf_s": workload.zipf_s,
             "think_time_s": workload.think_time_s,
@@ -174,7 +175,8 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
         }
     )
     knob_arrays = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
-    for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "dataset_bytes", "zipf_s",
+    for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
+                "zipf_s",
                 "think_time_s", "population", "arrival_rate", "replication_factor", "acks"):  # fmt: skip
         cfg[key] = cfg[key].astype(float)
     nodes = cfg["nodes"]
@@ -184,7 +186,9 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     if (rf > nodes).any():
         i = int(np.argmax(rf > nodes))
         raise ValueError(f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})")
-    plat = _platform_arrays(platforms, cfg["platform_index"].astype(int))
+    plat = _with_network(
+        _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
+    )
     sys_ = _system_arrays(cfg["system"])
     for spec in sys_.specs:
         spec.check_parameters(params)
@@ -239,6 +243,22 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         index=index,
         platforms=tuple(platforms),
     )
+
+
+def _with_network(plat: PlatformArrays, ids: np.ndarray) -> PlatformArrays:
+    """The ``network`` knob: another NIC where it is set (resolved through each platform's catalog)."""
+    ids = np.asarray(ids, dtype=object)
+    given = ~pd.isna(ids)
+    if not given.any():
+        return plat
+    bw, latency = plat.net_bw.copy(), plat.net_latency.copy()
+    keys = pd.unique(pd.Series(list(zip(plat.index[given], ids[given], strict=True))))
+    for index, name in keys:
+        platform = plat.platforms[int(index)]
+        net = platform.known_networks.get(name) if name in platform.known_networks else load_network(name)
+        rows = given & (plat.index == index) & (ids == name)
+        bw[rows], latency[rows] = net.bandwidth_bytes_s, net.latency_s
+    return replace(plat, net_bw=bw, net_latency=latency)
 
 
 def _data_slot(p: Platform) -> tuple[str, int]:
@@ -579,14 +599,16 @@ def _bursts(
     lsm = inp.sys.lsm
     memtable = inp.sys.parameter(inp.params, "memtable_bytes")
     queue_depth = np.minimum(memtable / storage.FLUSH_IO_BYTES, inp.params["block_queue_limit"])
-    writes_per_flush = queue_depth * storage.FLUSH_IO_BYTES / np.maximum(bg_bytes_per_write, 1e-300)
+    flush_bytes = queue_depth * storage.FLUSH_IO_BYTES  # W = flush bytes / bytes per write replica
     rf, nodes = inp.cfg["replication_factor"], inp.cfg["nodes"]
     return Bursts(
         queue_depth=queue_depth,
         duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
         backlog=storage.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
         reach=np.minimum(reads_per_read, 1.0),
-        stall_share=np.where(lsm & (bg_bytes_per_write > 0), rf / (nodes * writes_per_flush), 0.0),
+        stall_share=np.where(
+            lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
+        ),
     )
 
 
@@ -618,7 +640,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         0.0,
     )
     wire = np.where(sys_.remote, 2 * plat.net_latency + params["net_stack_s"], 0.0)
-    net = np.where(sys_.remote, (cfg["io_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0)
+    net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0)
     log_bytes = sys_.take(
         [s.parameter(params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0 for s in sys_.specs]
     )
@@ -635,7 +657,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         fixed_write=wire + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
         log_write=log,
         log_files=inp.knobs["log_files"].astype(float),
-        link=np.where(has_link, (cfg["io_bytes"] + HEADER_BYTES) / link_bw, 0.0),
+        link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
     )
 
 

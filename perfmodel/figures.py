@@ -224,6 +224,7 @@ _WORKLOAD_ARRAYS = (
     "read_fraction",
     "object_bytes",
     "io_bytes",
+    "message_bytes",
     "dataset_bytes",
     "clients",
     "threads_per_client",

@@ -80,6 +80,7 @@ KNOBS: dict[str, Knob] = {
         Knob("virtualization", "choice", "", "none", "VM I/O path", choices=("none", "untuned", "boost")),
         Knob("client_link_gbps", "number", "Gb/s", UNSET, "a shared client-side link the load crosses"),
         Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
+        Knob("network", "id", "", UNSET, "network id of every node's NIC (default: the platform's)"),
     )
 }
 

@@ -56,6 +56,12 @@ def _numeric(
     return float(arr) if arr.ndim == 0 else arr
 
 
+#: network payload of one TPC-C transaction, request plus response [B]: a terminal sends an order of up to
+#: 15 lines and receives the order's rows (TPC-C standard, clause 2.4.3's output screen: ~1 KB), never
+#: a database page (assumption from the screen layouts; the standard fixes the screens, not the bytes)
+TPCC_MESSAGE_BYTES = 1024.0
+
+
 @dataclass(frozen=True)
 class Workload:
     """A database or storage workload.
@@ -69,6 +75,10 @@ class Workload:
     dataset_bytes : data set size before replication [B] (>= 0).
     io_bytes : block size of each I/O for block workloads (fio, RBD) [B];
         defaults to ``object_bytes``.
+    message_bytes : payload a request and its response carry over the
+        network [B]; defaults to ``io_bytes`` (a key-value store ships the
+        value, a block store the block), and for ``tpcc`` to
+        :data:`TPCC_MESSAGE_BYTES` (a transaction returns rows, not pages).
     key_distribution : ``uniform`` or ``zipf`` key popularity.
     zipf_s : Zipf exponent [-] (>= 0) when ``key_distribution`` is ``zipf``.
     clients, threads_per_client, iodepth : closed loop: ``clients x
@@ -87,6 +97,7 @@ class Workload:
     object_bytes: Any = 1024.0
     dataset_bytes: Any = 0.0
     io_bytes: Any = None
+    message_bytes: Any = None
     key_distribution: str = "uniform"
     zipf_s: Any = 0.99
     clients: Any = None
@@ -112,6 +123,9 @@ class Workload:
         put("dataset_bytes", _numeric(self.dataset_bytes, "dataset_bytes", lo=0.0))
         io = self.object_bytes if self.io_bytes is None else self.io_bytes
         put("io_bytes", _numeric(io, "io_bytes", lo=0.0, strict_lo=True))
+        msg = self.message_bytes
+        msg = (TPCC_MESSAGE_BYTES if self.operation == "tpcc" else self.io_bytes) if msg is None else msg
+        put("message_bytes", _numeric(msg, "message_bytes", lo=0.0, strict_lo=True))
         put("zipf_s", _numeric(self.zipf_s, "zipf_s", lo=0.0))
         put("think_time_s", _numeric(self.think_time_s, "think_time_s", lo=0.0))
         put(
