@@ -59,11 +59,15 @@ class Records:
         return self.end - self.start
 
 
-def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+def t_interval(values, level: float = 0.95, *, positive: bool = False) -> tuple[float, float, float]:
     """Mean and Student t confidence interval of iid replication estimates.
 
     ``mean -+ t_{(1 + level) / 2, R - 1} s / sqrt(R)`` (Law 2015, eq. 4.12).
-    NaN bounds with fewer than two finite values.
+    ``positive``: for a quantity that cannot be negative (a rate, a latency),
+    an interval that would reach below zero is taken on the log scale
+    instead, ``mean x exp(-+ t (s / mean) / sqrt(R))`` (the delta method for
+    ``log mean``; Law 2015, sec. 9.4.1): positive and asymmetric where the
+    replications spread that wide. NaN bounds with fewer than two finite values.
     """
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
@@ -72,8 +76,31 @@ def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     mean = float(x.mean())
     if x.size < 2:
         return mean, np.nan, np.nan
-    half = float(special.stdtrit(x.size - 1, 0.5 + level / 2) * x.std(ddof=1) / np.sqrt(x.size))
+    t = float(special.stdtrit(x.size - 1, 0.5 + level / 2))
+    sd = float(x.std(ddof=1))
+    half = t * sd / np.sqrt(x.size)
+    if positive and mean > 0 and mean - half <= 0:
+        rel = half / mean
+        return mean, mean * float(np.exp(-rel)), mean * float(np.exp(rel))
     return mean, mean - half, mean + half
+
+
+def spread_warning(values, ratio: float = 1.5) -> str:
+    """Words when replication estimates split into groups (metastable or too-short runs), else "".
+
+    Sorted estimates with a gap of more than ``ratio`` between neighbours
+    (e.g. 264 k, 264 k, 881 k ops/s) mean the runs do not share one steady
+    state: a confidence interval over them describes no run.
+    """
+    x = np.sort(np.asarray(values, dtype=float)[np.isfinite(values)])
+    if x.size < 2 or x[0] <= 0:
+        return ""
+    gaps = x[1:] / x[:-1]
+    k = int(np.argmax(gaps))
+    if gaps[k] <= ratio:
+        return ""
+    return (f"replications split: {k + 1} near {np.median(x[: k + 1]):.4g} and {x.size - k - 1} near "
+            f"{np.median(x[k + 1 :]):.4g} (a metastable or unsteady system, or runs too short)")  # fmt: skip
 
 
 def replication_metrics(rec: Records, cfg: SimConfig) -> dict[str, float]:

@@ -34,7 +34,7 @@ from perfmodel.node import OUTPUT_COLUMNS
 from perfmodel.sim.config import SimConfig, config_from_model
 from perfmodel.sim.engine import run_simpy
 from perfmodel.sim.fast import run_fast
-from perfmodel.sim.results import records_frame, replication_metrics, t_interval
+from perfmodel.sim.results import records_frame, replication_metrics, spread_warning, t_interval
 from perfmodel.solve import STATIONS
 
 ENGINES = ("auto", "simpy", "fast")
@@ -207,15 +207,17 @@ def _aggregate(per_rep: pd.DataFrame, size: int, level: float) -> pd.DataFrame:
     out = {name: np.full(size, np.nan) for name in names}
     ci = {f"{m}_ci_{end}": np.full(size, np.nan) for m in CI_METRICS for end in ("low", "high")}
     count = np.zeros(size, dtype=np.int64)
+    warning = np.full(size, "", dtype=object)
     if len(per_rep):
         for i, group in per_rep.groupby("configuration"):
             count[i] = len(group)
             for name in names:
                 out[name][i] = group[name].mean()
-            for m in CI_METRICS:
-                _, lo, hi = t_interval(group[m].to_numpy(), level)
+            for m in CI_METRICS:  # rates and latencies are positive: intervals on the log scale
+                _, lo, hi = t_interval(group[m].to_numpy(), level, positive=True)
                 ci[f"{m}_ci_low"][i], ci[f"{m}_ci_high"][i] = lo, hi
-    return pd.DataFrame({**out, **ci, "replications": count})
+            warning[i] = spread_warning(group["throughput_ops_s"].to_numpy())
+    return pd.DataFrame({**out, **ci, "replications": count, "replication_warning": warning})
 
 
 def simulate_config(
@@ -326,7 +328,10 @@ def simulate(
         throughput, latencies, utilisations, device queue depth, burst duty
         and bottleneck; the I/O-rate columns follow from the simulated
         throughput), ``<metric>_ci_low`` / ``<metric>_ci_high`` for
-        throughput and latencies, and ``replications``. An open configuration
+        throughput and latencies (Student t on the log scale: never below
+        zero), ``replications``, and ``replication_warning`` (words when the
+        replications' throughputs split into groups -- a metastable system or
+        runs too short -- else ""). An open configuration
         whose analytic utilisation is >= 1 is not simulated: its row is
         predict's (``saturated`` True, latencies ``inf``) with
         ``replications`` 0. ``.records`` are the requests (times in s).

@@ -216,3 +216,17 @@ def test_cli_simulate_verb(capsys):
     assert {"throughput_ops_s_ci_low", "latency_p99_ms_ci_high"} <= set(table.columns)
     code = main(["simulate", str(workload), "--platform", "power8-s821lc-10c", "--requests", "0"])
     assert code == 1 and "requests" in capsys.readouterr().err
+
+
+def test_intervals_of_positive_metrics_never_reach_below_zero_and_split_runs_are_named():
+    from perfmodel.sim.results import spread_warning, t_interval
+
+    wide = [264e3, 881e3, 264e3]  # the README workload's replications at 100k requests
+    mean, lo, hi = t_interval(wide, 0.95, positive=True)
+    assert mean == pytest.approx(np.mean(wide)) and 0 < lo < mean < hi
+    plain = t_interval(wide, 0.95)
+    assert plain[1] < 0  # the symmetric interval would have gone below zero
+    # same relative half-width on the log scale: log(mean / lo) = log(hi / mean)
+    assert np.log(mean / lo) == pytest.approx(np.log(hi / mean))  # the symmetric one reached below zero
+    assert "replications split: 2 near 2.64e+05 and 1 near 8.81e+05" in spread_warning(wide)
+    assert spread_warning([100.0, 103.0, 98.0]) == ""
