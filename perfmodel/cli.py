@@ -170,6 +170,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     )
     frame = result.summary
     _emit(frame if args.format != "table" else frame[SIMULATE_TABLE].round(3), args.format)
+    for i, text in enumerate(frame.get("replication_warning", [])):
+        if text:
+            print(f"configuration {i}: {text}", file=sys.stderr)
     if result.interrupted:
         print("interrupted: the summary covers the replications that finished", file=sys.stderr)
     return 0
@@ -275,9 +278,16 @@ def _cmd_size(args: argparse.Namespace) -> int:
         max_utilization=args.max_utilization,
         failure_tolerance=args.failure_tolerance,
         params=args.params,
+        network=args.network,
+        device=args.device,
         **spec["knobs"],
     )
     _emit(frame if args.format != "table" else frame[SIZE_TABLE].round(3), args.format)
+    if args.format == "table":
+        from perfmodel import studies
+
+        print()
+        print(studies.sizing_conclusion(frame, target_ops_s=args.target_ops, slo_p99_ms=args.slo_p99_ms))
     return 0
 
 
@@ -489,6 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
     sz.add_argument("--rf", type=int, default=None, help="replication factor (default: the workload's)")
     sz.add_argument("--max-utilization", type=float, default=0.7, help="highest station utilisation [-]")
     sz.add_argument("--failure-tolerance", type=int, default=1, help="nodes that may fail (N+k)")
+    sz.add_argument(
+        "--network", default=None, help="network id for every candidate (default: the fastest of their own)"
+    )
+    sz.add_argument(
+        "--device", default=None, help="data drive id for every candidate (default: their own NVMe drives)"
+    )
     sz.add_argument(
         "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
     )

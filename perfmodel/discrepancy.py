@@ -78,6 +78,13 @@ COLUMN_GROUPS = {
     "latency_p99_ms": "tail latency",
     "read_latency_p99_ms": "tail latency",
     "write_latency_p99_ms": "tail latency",
+    # a station's utilisation is demand over capacity: the model's capacity error is its throughput error
+    "util_network": "throughput",
+    "util_cpu": "throughput",
+    "util_device": "throughput",
+    "util_wal": "throughput",
+    "util_log": "throughput",
+    "util_client_link": "throughput",
 }
 
 
@@ -194,8 +201,8 @@ def widen_band(center, lower, upper, sigma, multiplier, z):
     level), and the side becomes ``multiplier * sqrt((h / z)^2 + sigma^2)``,
     as :func:`log_normal_band`. An asymmetric band stays asymmetric and an
     infinite upper bound (a parameter draw that saturates) stays infinite.
-    Values must be positive; a non-finite ``center`` keeps the parameter band
-    widened by ``multiplier * sigma``.
+    Values must be >= 0; a zero or non-finite ``center`` keeps the parameter
+    band widened by ``multiplier * sigma`` (an infinite centre: an infinite upper bound).
     """
     center, lower, upper = (np.asarray(a, dtype=float) for a in (center, lower, upper))
     sigma = np.asarray(sigma, dtype=float)
@@ -206,7 +213,9 @@ def widen_band(center, lower, upper, sigma, multiplier, z):
         down = multiplier * np.sqrt((np.clip(down, 0, None) / z) ** 2 + sigma**2)
         up = multiplier * np.sqrt((np.clip(up, 0, None) / z) ** 2 + sigma**2)
         lo = np.where(finite, center * np.exp(-down), lower * np.exp(-multiplier * sigma))
-        hi = np.where(finite & np.isfinite(upper), center * np.exp(up), np.inf)
+        # a zero centre (an idle station) keeps its parameter band widened by the discrepancy alone
+        other = np.where(np.isfinite(upper), upper * np.exp(multiplier * sigma), np.inf)
+        hi = np.where(finite & np.isfinite(upper), center * np.exp(up), np.where(center == 0, other, np.inf))
     return lo, hi
 
 

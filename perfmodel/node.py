@@ -176,6 +176,12 @@ BAND_COLUMNS = (
     "latency_p99_ms",
     "read_latency_p99_ms",
     "write_latency_p99_ms",
+    "util_network",
+    "util_cpu",
+    "util_device",
+    "util_wal",
+    "util_log",
+    "util_client_link",
 )
 
 

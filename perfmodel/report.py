@@ -10,11 +10,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 import perfmodel
-from perfmodel import benchmarks, catalog
+from perfmodel import benchmarks, catalog, studies
 from perfmodel._data import data_dir
 from perfmodel.sizing import TABLE_COLUMNS
 from perfmodel.workload import load_workload_file
@@ -107,20 +106,12 @@ def main_report() -> None:
     print(
         f"\n== Sizing: {target:,.0f} ops/s at p99 <= {slo:g} ms, N+1, utilisation <= 70% "
         f"({workload_file.name}, {spec['workload'].dataset_bytes / 2**40:.2f} TiB x RF "
-        f"{spec['workload'].replication_factor:g}) =="
+        f"{spec['workload'].replication_factor:g}; the same candidates as notebooks/05-sizing) =="
     )
     sized = perfmodel.size(
         spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
     )
     emit(sized[SIZE_TABLE].round(3), "table")
-    best = sized[sized.feasible].iloc[0] if sized.feasible.any() else None
-    if best is not None:
-        upper = best.latency_p99_ms_upper
-        # an infinite upper bound: some parameter draws saturate a station at this size
-        upper_text = f"{upper:.2f} ms" if np.isfinite(upper) else "saturated in some parameter draws"
-        print(
-            f"\nFewest nodes: {int(best.nodes)} x {best.platform} at SMT{int(best.threads_per_core)} "
-            f"(binding: {best.binding}; p99 {best.latency_p99_ms:.2f} ms, 90% band "
-            f"{best.latency_p99_ms_lower:.2f} ms to {upper_text})."
-        )
+    print()
+    print(studies.sizing_conclusion(sized, target_ops_s=target, slo_p99_ms=slo))
     print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")

@@ -363,25 +363,45 @@ def sizing_summary(table: pd.DataFrame) -> dict:
 def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: float) -> str:
     """The sizing table in a few sentences (the notebook prints it and writes it to a file)."""
     best = best_per_platform(table)
+    level = table.attrs.get("interval", 0.9)
     lines = [f"Sizing for {target_ops_s:,.0f} ops/s at p99 <= {slo_p99_ms:g} ms:"]
+    if table.attrs.get("terms"):
+        lines[0] += f" ({table.attrs['terms']})"
     for row in best.itertuples():
         if row.feasible:
             lines.append(
-                f"- {row.platform}: {int(row.nodes)} nodes at SMT{int(row.threads_per_core)} "
+                f"- {row.platform}: {nodes_text(row, level)} at SMT{int(row.threads_per_core)} "
                 f"(binding: {row.binding}; predicted p99 {row.latency_p99_ms:.3g} ms; "
                 f"bottleneck {row.bottleneck})."
             )
         else:
             lines.append(f"- {row.platform}: infeasible ({row.reason}).")
-    summary = sizing_summary(table)
-    if summary["best_nodes"]:
+    feasible = table[table["feasible"]].sort_values(["nodes", "latency_p99_ms"], kind="stable")
+    if len(feasible):
+        top = feasible.iloc[0]
+        ties = feasible[feasible["nodes"] == top.nodes]
+        tie = (
+            f" (a tie with {len(ties) - 1} other candidates; the lowest p99 is listed)"
+            if len(ties) > 1
+            else ""
+        )
         lines.append(
-            f"Fewest nodes: {summary['best_nodes']} x {summary['best_platform']} at "
-            f"SMT{summary['best_threads_per_core']}."
+            f"Fewest nodes: {nodes_text(top)} x {top.platform} at SMT{int(top.threads_per_core)}{tie}."
         )
     else:
         lines.append("No candidate meets every constraint; relax the SLO or the target.")
     return "\n".join(lines)
+
+
+def nodes_text(row, level: float = 0.9) -> str:
+    """``12 nodes (90% range 10-14)``, the range from ``nodes_lower`` / ``nodes_upper`` when known."""
+    nodes = int(row.nodes)
+    lo, hi = getattr(row, "nodes_lower", math.nan), getattr(row, "nodes_upper", math.nan)
+    if not np.isfinite(lo):
+        return f"{nodes} nodes"
+    if not np.isfinite(hi):
+        return f"{nodes} nodes ({level:.0%} range {int(lo)} to more than the largest size tried)"
+    return f"{nodes} nodes ({level:.0%} range {int(lo)}-{int(hi)})"
 
 
 def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=None):
@@ -396,7 +416,9 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     sns.barplot(data=data, y="platform", x="nodes", hue="smt", ax=axes[0], orient="h")
-    axes[0].set(xlabel="nodes (N + failure tolerance)", ylabel="", title="nodes needed")
+    _node_ranges(axes[0], data)
+    axes[0].set(xlabel="nodes (N + failure tolerance); bar: range over the model's uncertainty", ylabel="",
+                title="nodes needed")  # fmt: skip
     sns.barplot(
         data=data[data["feasible"]], y="platform", x="latency_p99_ms", hue="smt", ax=axes[1], orient="h"
     )
@@ -405,3 +427,21 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
         axes[1].legend(fontsize=8)
     axes[1].set(xlabel="predicted p99 at that size [ms]", ylabel="", title="p99 latency")
     return axes
+
+
+def _node_ranges(ax, data: pd.DataFrame) -> None:
+    """Draw ``nodes_lower`` .. ``nodes_upper`` across each candidate's bar (where known)."""
+    if "nodes_lower" not in data:
+        return
+    levels = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+    platforms = [t.get_text() for t in ax.get_yticklabels()]
+    rows = data.set_index(["platform", "smt"])
+    for level, container in zip(levels, ax.containers, strict=False):
+        for platform, bar in zip(platforms, container, strict=False):
+            if (platform, level) not in rows.index:
+                continue
+            row = rows.loc[(platform, level)]
+            lo, hi = float(row["nodes_lower"]), float(row["nodes_upper"])
+            if np.isfinite(lo):
+                y = bar.get_y() + bar.get_height() / 2
+                ax.plot([lo, hi if np.isfinite(hi) else ax.get_xlim()[1]], [y, y], color="0.15", lw=1.2)

@@ -20,6 +20,22 @@ def _seed_randomness():
 
 
 @pytest.fixture
+def readme_walkthrough(tmp_path, monkeypatch) -> dict[str, str]:
+    """The README's "Bring your own data" files written into a scratch folder (the cwd); returns
+    ``{name: body}`` of every fenced block after a ``<!-- walkthrough: name -->`` marker."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = dict(re.findall(r"<!-- walkthrough: (\S+) -->\s*```[a-z]*\n(.*?)```", text, flags=re.S))
+    for name, body in blocks.items():
+        if name != "commands":
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(body, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return blocks
+
+
+@pytest.fixture
 def shared_dir() -> Path:
     """The project's shared/ folder (seed documents); skip when not beside the checkout."""
     if not (SHARED / "seeds").is_dir():

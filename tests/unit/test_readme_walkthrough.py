@@ -6,7 +6,6 @@ only -- no Python code -- then predicted and sized from the command line.
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
@@ -16,32 +15,20 @@ import pytest
 import perfmodel
 from perfmodel.cli import main
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def walkthrough() -> dict[str, str]:
-    """``{name: body}`` of every fenced block after a ``<!-- walkthrough: name -->`` marker."""
-    text = README.read_text(encoding="utf-8")
-    blocks = re.findall(r"<!-- walkthrough: (\S+) -->\s*```[a-z]*\n(.*?)```", text, flags=re.S)
-    return dict(blocks)
-
 
 @pytest.fixture()
-def workdir(tmp_path, monkeypatch):
-    for name, body in walkthrough().items():
-        if name != "commands":
-            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / name).write_text(body, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
+def workdir(readme_walkthrough, tmp_path):
     return tmp_path
 
 
-def test_the_walkthrough_has_hardware_a_system_a_workload_and_commands():
-    assert {"hw/db07.yaml", "my-db.yaml", "my-workload.yaml", "my-runs.csv", "commands"} <= set(walkthrough())
+def test_the_walkthrough_has_hardware_a_system_a_workload_and_commands(readme_walkthrough):
+    assert {"hw/db07.yaml", "my-db.yaml", "my-workload.yaml", "my-runs.csv", "commands"} <= set(
+        readme_walkthrough
+    )
 
 
-def test_every_command_runs_as_written(workdir, capsys):
-    commands = [c for c in walkthrough()["commands"].splitlines() if c.strip()]
+def test_every_command_runs_as_written(readme_walkthrough, workdir, capsys):
+    commands = [c for c in readme_walkthrough["commands"].splitlines() if c.strip()]
     assert commands
     for line in commands:
         argv = shlex.split(line)

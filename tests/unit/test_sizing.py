@@ -105,7 +105,7 @@ def test_capacity_binds_a_big_dataset_exactly():
     )
     row = out.set_index("threads_per_core").loc[2]
     expected = math.ceil(dataset_gib * 2**30 * 3 / 0.5 / node_capacity_bytes(platform)) + 2
-    assert row.binding == "capacity" and row.nodes == expected == 242
+    assert row.binding == "capacity" and row.nodes == expected == 242 == row.nodes_for_capacity
 
 
 def test_impossible_slo_is_an_answer_with_the_reason():
@@ -119,7 +119,8 @@ def test_impossible_slo_is_an_answer_with_the_reason():
         interval=None,
     )
     assert not out.feasible.any() and (out.nodes == 0).all()
-    assert out.reason.str.contains("cannot meet p99 <= 0.001 ms at any size").all()
+    assert out.reason.str.contains(r"p99 never <= 0.001 ms up to 32 nodes \(best \d", regex=True).all()
+    assert out.nodes_for_slo.isna().all() and (out.nodes_for_replication == 4).all()
 
 
 def test_bands_and_cost():
@@ -156,5 +157,80 @@ def test_bands_and_cost():
     ],
 )
 def test_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=f"^{name}"):
+        size(W, system="cassandra", platforms=PLATFORMS[:1], **kwargs)
+
+
+def test_every_binding_constraint_is_named_with_what_each_alone_needs():
+    """1,000 ops/s at a 1 s SLO: four nodes (RF 3 + one failure) satisfy everything at once -- replication
+    sets the count and, tied, so do the others (each alone would also be met at 4)."""
+    out = size(
+        W, target_ops_s=1e3, slo_p99_ms=1000, system="cassandra", platforms=PLATFORMS[:1], interval=None
+    )
+    for row in out.itertuples():
+        needs = {c: getattr(row, f"nodes_for_{c}") for c in ("replication", "capacity", "throughput", "slo")}
+        assert row.nodes == max(needs.values()) == 4
+        assert row.binding.split("+") == [c for c, n in needs.items() if n == row.nodes]
+        assert "replication" in row.binding
+
+
+def test_nothing_fits_is_an_answer_never_an_exception():
+    cases = [
+        dict(target_ops_s=1e12, slo_p99_ms=20),  # over any capacity
+        dict(target_ops_s=1e5, slo_p99_ms=20, replication_factor=200),
+        dict(target_ops_s=1e5, slo_p99_ms=20, failure_tolerance=200),
+        dict(target_ops_s=1e5, slo_p99_ms=20, dataset_gib=1e12),
+    ]
+    for kwargs in cases:
+        out = size(W, system="cassandra", platforms=PLATFORMS, max_nodes=32, **kwargs)
+        assert not out.feasible.any(), kwargs
+        assert (out.reason.str.len() > 20).all(), kwargs
+        assert {"latency_p99_ms_lower", "latency_p99_ms_upper", "nodes_lower", "nodes_upper"} <= set(
+            out.columns
+        )
+
+
+def test_a_pinned_smt_mode_sizes_only_that_mode_and_says_why_not_elsewhere():
+    request = dict(target_ops_s=1e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS, interval=None)
+    out = size(W, threads_per_core=4, **request)
+    x86 = out[out.platform == PLATFORMS[0]].iloc[0]
+    assert not x86.feasible and "SMT4 is not a mode of x86-dl380-e5-2630v4" in x86.reason
+    assert list(out[out.platform == PLATFORMS[1]].threads_per_core) == [4]
+
+
+def test_the_node_count_has_a_range_over_the_models_uncertainty():
+    out = size(W, target_ops_s=4e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS)
+    feasible = out[out.feasible]
+    assert len(feasible)
+    assert (feasible.nodes_lower <= feasible.nodes).all()
+    assert ((feasible.nodes <= feasible.nodes_upper) | feasible.nodes_upper.isna()).all()
+    assert (feasible.nodes_lower < feasible.nodes_upper).any()  # the model's error widens the answer
+    assert out.attrs["interval"] == 0.9
+
+
+def test_candidates_are_compared_on_equal_terms_unless_pinned():
+    platforms = ["kunpeng-r722", "power8-s822lc-16c-prod", "x86-dl380-e5-2630v4"]
+    out = size(W, target_ops_s=1e5, slo_p99_ms=50, system="cassandra", platforms=platforms, interval=None)
+    assert set(out.network) == {"eth-40g"}  # the fastest of their own (Kunpeng's own is 1 GbE)
+    devices = dict(zip(out.platform, out.device, strict=True))
+    assert devices["power8-s822lc-16c-prod"] == "nvme-1p6tb-generic"  # its own drives are SATA
+    assert devices["kunpeng-r722"] == "nvme-ssd-dm8"  # its own NVMe drive
+    assert "eth-40g" in out.attrs["terms"]
+    pinned = size(W, target_ops_s=1e5, slo_p99_ms=50, system="cassandra", platforms=platforms, interval=None,
+                  network="eth-10g", device="sata-ssd-800gb")  # fmt: skip
+    assert set(pinned.network) == {"eth-10g"} and set(pinned.device) == {"sata-ssd-800gb"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"target_ops_s": float("nan"), "slo_p99_ms": 10}, "target_ops_s"),
+        ({"target_ops_s": 1e5, "slo_p99_ms": float("nan")}, "slo_p99_ms"),
+        ({"target_ops_s": 1e5, "slo_p99_ms": 10, "max_nodes": 0}, "max_nodes"),
+        ({"target_ops_s": 1e5, "slo_p99_ms": 10, "replication_factor": 2.5}, "replication_factor"),
+        ({"target_ops_s": 1e5, "slo_p99_ms": 10, "interval": 1.0}, "interval"),
+    ],
+)
+def test_more_bad_arguments_name_the_field(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name}"):
         size(W, system="cassandra", platforms=PLATFORMS[:1], **kwargs)

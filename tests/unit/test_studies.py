@@ -119,8 +119,14 @@ def test_sizing_summary_and_conclusion():
     assert (
         "- a: 5 nodes at SMT2" in text
         and "c: infeasible (cannot meet p99)" in text
-        and "Fewest nodes: 5 x b at SMT1" in text
+        and "Fewest nodes: 5 nodes x b at SMT1 (a tie with 1 other candidates; the lowest p99 is listed)"
+        in text
     )
+    nan = float("nan")
+    ranged = _table().assign(nodes_lower=[5.0, 4.0, 4.0, nan], nodes_upper=[7.0, 9.0, nan, nan])
+    text = studies.sizing_conclusion(ranged, target_ops_s=1e5, slo_p99_ms=10)
+    assert "- a: 5 nodes (90% range 4-9) at SMT2" in text
+    assert "b: 5 nodes (90% range 4 to more than the largest size tried) at SMT1" in text
     none = studies.sizing_summary(_table().assign(feasible=False, nodes=0))
     assert none["best_nodes"] == 0 and math.isnan(none["best_latency_p99_ms"])
 
