@@ -790,6 +790,9 @@ class Tails:
     mean: np.ndarray
     quantiles: dict  # "p50" / "p95" / "p99" -> (read, write, overall)
     burst_duty: np.ndarray
+    #: share of requests that meet a flush burst (reads) or a memtable stall (writes) [-]: where it
+    #: passes 1% the p99 moves from the service body into those waits (a step in the p99)
+    tail_event_share: np.ndarray
 
 
 def tails(model: NodeModel, sol: Solution) -> Tails:
@@ -826,7 +829,8 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     mean_r_total, mean_w_total = mean_r + p_burst * b.backlog * w_mean, mean_w + stall
     with np.errstate(invalid="ignore"):
         mean = _weighted(f, mean_r_total) + _weighted(1 - f, mean_w_total)
-    return Tails(mean_r_total, mean_w_total, mean, quantiles, duty)
+    share_events = _weighted(f, p_burst) + _weighted(1 - f, p_stalled)
+    return Tails(mean_r_total, mean_w_total, mean, quantiles, duty, share_events)
 
 
 def _spread(mean, var, shift):
@@ -966,6 +970,7 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
             "device_read_bytes_s": io.read_bytes_s,
             "device_write_bytes_s": io.write_bytes_s,
             "burst_duty": t.burst_duty,
+            "tail_event_share": t.tail_event_share,
             "bottleneck": pd.Categorical.from_codes(codes, stations),
             "saturated": sat,
         }

@@ -93,6 +93,7 @@ OUTPUT_COLUMNS = (
     "device_read_bytes_s",
     "device_write_bytes_s",
     "burst_duty",
+    "tail_event_share",
     "bottleneck",
     "saturated",
 )

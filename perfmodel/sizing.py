@@ -67,6 +67,7 @@ TABLE_COLUMNS = [
     "latency_p99_ms_upper",
     "max_utilization",
     "bottleneck",
+    "tail_regime",
     "reason",
 ]
 
@@ -252,6 +253,17 @@ def _no_mode_row(platform: Platform, smt, system, terms) -> dict:
 UTIL_COLUMNS = ("util_network", "util_cpu", "util_device", "util_wal", "util_log", "util_client_link")
 
 
+def _tail_regime(share: np.ndarray, j: int) -> str:
+    """Where the p99 comes from at node count index ``j``: ``bursts`` (>= 1% of requests meet a flush
+    burst or a memtable stall, so the p99 is one of their waits), ``step`` (one node fewer is in that
+    regime: the count sits just past a step of the p99, and a small error moves it), or ``body``."""
+    if share[j] >= 0.01:
+        return "bursts"
+    if j > 0 and share[j - 1] >= 0.01:
+        return "step"
+    return "body"
+
+
 class _Grid:
     """Every candidate at every node count 1..max_nodes (N + k: ``failure_tolerance`` down)."""
 
@@ -316,13 +328,14 @@ class _Grid:
         for name in CONSTRAINTS:
             row[f"nodes_for_{name}"] = float(self.counts[first[name]]) if first[name] >= 0 else np.nan
         if all_ok < 0:
-            row.update(nodes=0, feasible=False, binding="", reason=self._why_not(i, ok, first, slo_p99_ms,
-                       max_utilization, target_ops_s), throughput_ops_s=np.nan, latency_p99_ms=np.nan,
-                       max_utilization=np.nan, bottleneck="")  # fmt: skip
+            why = self._why_not(i, ok, first, slo_p99_ms, max_utilization, target_ops_s)
+            row.update(nodes=0, feasible=False, binding="", tail_regime="", reason=why)
+            row.update(throughput_ops_s=np.nan, latency_p99_ms=np.nan, max_utilization=np.nan, bottleneck="")
             return row
         nodes = int(self.counts[all_ok])
         binding = [name for name in CONSTRAINTS if row[f"nodes_for_{name}"] == nodes]
         pick = self.frame.iloc[i * len(self.counts) + all_ok]
+        share = self.frame["tail_event_share"].to_numpy()[i * len(self.counts) : (i + 1) * len(self.counts)]
         row.update(
             nodes=nodes,
             feasible=True,
@@ -333,6 +346,7 @@ class _Grid:
             latency_p99_ms=float(pick.latency_p99_ms),
             max_utilization=float(ok["_max_util"][i, all_ok]),
             bottleneck=str(pick.bottleneck),
+            tail_regime=_tail_regime(share, all_ok),
         )
         return row
 

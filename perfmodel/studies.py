@@ -369,10 +369,14 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
         lines[0] += f" ({table.attrs['terms']})"
     for row in best.itertuples():
         if row.feasible:
+            step = {
+                "step": "; one node fewer and >= 1% of requests wait behind flush bursts: a p99 step",
+                "bursts": "; the p99 is a flush-burst wait",
+            }.get(getattr(row, "tail_regime", ""), "")
             lines.append(
                 f"- {row.platform}: {nodes_text(row, level)} at SMT{int(row.threads_per_core)} "
                 f"(binding: {row.binding}; predicted p99 {row.latency_p99_ms:.3g} ms; "
-                f"bottleneck {row.bottleneck})."
+                f"bottleneck {row.bottleneck}{step})."
             )
         else:
             lines.append(f"- {row.platform}: infeasible ({row.reason}).")

@@ -372,6 +372,7 @@ def simulate(
         elif name not in summary.columns:
             summary[name] = sim[name].to_numpy()
     summary["throughput_ops_s"] = np.where(simulated_unsaturated & ~done, np.nan, x)
+    summary["tail_event_share"] = np.where(done, np.nan, summary["tail_event_share"])  # analytic only
     util_names = [s for s in STATIONS if s != "fixed"]
     utils = np.stack([summary[f"util_{s}"].to_numpy() for s in util_names], axis=1)
     codes = np.argmax(np.nan_to_num(utils, nan=-1.0), axis=1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -234,3 +235,30 @@ def test_candidates_are_compared_on_equal_terms_unless_pinned():
 def test_more_bad_arguments_name_the_field(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name}"):
         size(W, system="cassandra", platforms=PLATFORMS[:1], **kwargs)
+
+
+def test_a_count_just_past_the_p99_step_says_so():
+    """ScyllaDB read-heavy at 1 M ops/s on POWER8 SMT2: with 10 surviving nodes 1.3% of requests meet a
+    flush burst and the p99 is a burst wait (tens of ms); with 11, 0.9% do and the p99 is the service
+    body's (under a millisecond). Sizing for a 20 ms SLO lands just past that step and says so."""
+    from dataclasses import replace
+
+    from perfmodel.workload import load_workload_file
+
+    spec = load_workload_file(
+        str(Path(perfmodel.__file__).parents[1] / "data" / "workloads" / "scylla-read-heavy.yaml")
+    )
+    w = replace(spec["workload"], arrival_rate=1e6, clients=None)
+    sweep = perfmodel.predict("power8-s821lc-10c", w, nodes=[9.0, 10.0, 11.0, 12.0], system="scylla",
+                              threads_per_core=2)  # fmt: skip
+    bursts = sweep.tail_event_share.to_numpy() >= 0.01
+    assert bursts.tolist() == [True, True, False, False]
+    assert sweep.latency_p99_ms[bursts].min() > 10 * sweep.latency_p99_ms[~bursts].max()
+    out = size(spec["workload"], target_ops_s=1e6, slo_p99_ms=20, system="scylla",
+               platforms=["power8-s821lc-10c"], interval=None)  # fmt: skip
+    row = out.set_index("threads_per_core").loc[2]
+    assert row.nodes == 12 and row.tail_regime == "step"
+    easy = size(
+        W, target_ops_s=1e4, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS[:1], interval=None
+    )
+    assert set(easy.tail_regime) <= {"body", "bursts", "step"}

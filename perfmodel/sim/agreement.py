@@ -1,0 +1,115 @@
+"""Analytic versus simulated tails over a node sweep: is the p99 step where the simulator puts it?
+
+``python -m perfmodel.sim.agreement`` runs, for each workload of :data:`CASES`
+(the two shipped workload files and a write-heavy and a read-only variant of
+the ScyllaDB one, each as open arrivals at a fixed cluster rate), every node
+count of :data:`NODES` through :func:`perfmodel.predict` and through the
+simulator (``REQUESTS`` requests x ``REPLICATIONS`` replications: long enough
+that each node sees several flushes), and writes the table into the
+``<!-- generated:node-sweep -->`` block of docs/simulator.md, with each
+case's node count for its SLO by both methods. Minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import perfmodel
+from perfmodel._data import data_dir
+from perfmodel.workload import load_workload_file
+
+NODES = tuple(range(4, 17))
+REQUESTS = 1_000_000
+REPLICATIONS = 2
+#: name: (workload file, changes to its workload, cluster rate [1/s], platform, knobs, SLO [ms])
+CASES = {
+    "scylla read-heavy (80/20), 1 M ops/s": ("scylla-read-heavy.yaml", {}, 1e6, "power8-s821lc-10c",
+                                              {"threads_per_core": 2}, 20.0),
+    "scylla write-heavy (20/80), 400 k ops/s": ("scylla-read-heavy.yaml", {"read_fraction": 0.2}, 4e5,
+                                                "power8-s821lc-10c", {"threads_per_core": 2}, 20.0),
+    "scylla read-only, 1.5 M ops/s": ("scylla-read-heavy.yaml", {"read_fraction": 1.0, "operation": "read"},
+                                      1.5e6, "power8-s821lc-10c", {"threads_per_core": 2}, 20.0),
+    "dm8 TPC-C, 150 k tx/s": ("dm8-tpcc.yaml", {}, 1.5e5, "kunpeng-r722", {"cores": 48, "numa_binding": True},
+                              20.0),
+}  # fmt: skip
+
+
+def sweep(name: str, workers: int | None = None) -> pd.DataFrame:
+    """One case: per node count, predict's and the simulator's p95 / p99 [ms] (with its 95% CI)."""
+    file, changes, rate, platform, knobs, _ = CASES[name]
+    spec = load_workload_file(str(data_dir() / "workloads" / file))
+    w = replace(spec["workload"], **changes, arrival_rate=rate, clients=None)
+    nodes = np.array(NODES, dtype=float)
+    analytic = perfmodel.predict(platform, w, nodes=nodes, system=spec["system"], **knobs)
+    run = dict(requests=REQUESTS, replications=REPLICATIONS, keep_records=False, workers=workers)
+    sim = perfmodel.simulate(platform, w, nodes=nodes, system=spec["system"], **run, **knobs).summary
+    out = pd.DataFrame({"case": name, "nodes": nodes.astype(int)})
+    for q in ("p95", "p99"):
+        col = f"latency_{q}_ms"
+        out[f"{q}_predict"] = analytic[col].to_numpy()
+        out[f"{q}_sim"] = sim[col].to_numpy()
+        out[f"{q}_sim_low"] = sim[f"{col}_ci_low"].to_numpy()
+        out[f"{q}_sim_high"] = sim[f"{col}_ci_high"].to_numpy()
+        err = out[f"{q}_predict"] / out[f"{q}_sim"] - 1
+        inside = (out[f"{q}_predict"] >= out[f"{q}_sim_low"]) & (out[f"{q}_predict"] <= out[f"{q}_sim_high"])
+        both_saturated = np.isinf(out[f"{q}_predict"]) & np.isinf(out[f"{q}_sim"])
+        out[f"{q}_agrees"] = (err.abs() <= 0.25) | inside | both_saturated
+    out["saturated"] = analytic["saturated"].to_numpy()
+    out["tail_event_share"] = analytic["tail_event_share"].to_numpy()
+    return out
+
+
+def nodes_for_slo(p99: np.ndarray, nodes: np.ndarray, slo: float) -> float:
+    """The fewest nodes of the sweep whose p99 is within the SLO (NaN: none)."""
+    ok = np.flatnonzero(np.asarray(p99) <= slo)
+    return float(nodes[ok[0]]) if len(ok) else math.nan
+
+
+def markdown(tables: list[pd.DataFrame]) -> str:
+    """The generated block: one row per case and node count, then the SLO node counts."""
+    head = "| case | nodes | share meeting a burst | p95 predict / simulated [ms] | p99 predict / simulated "
+    lines = [
+        head + "(95% CI) [ms] | within 25% or the CI (inf: both saturated) |",
+        "|---|---|---|---|---|---|",
+    ]
+    summary = ["", "| case | SLO | nodes by predict | nodes by the simulator | p95 / p99 agree at |",
+               "|---|---|---|---|---|"]  # fmt: skip
+    for t in tables:
+        name = t["case"].iloc[0]
+        for r in t.itertuples():
+            ok = "yes" if r.p95_agrees and r.p99_agrees else ("p95 only" if r.p95_agrees else
+                 "p99 only" if r.p99_agrees else "no")  # fmt: skip
+            lines.append(
+                f"| {name} | {r.nodes} | {r.tail_event_share:.2%} | {r.p95_predict:.3g} / {r.p95_sim:.3g} | "
+                f"{r.p99_predict:.3g} / {r.p99_sim:.3g} ({r.p99_sim_low:.3g}-{r.p99_sim_high:.3g}) | {ok} |"
+            )
+        slo = CASES[name][-1]
+        a, s = (nodes_for_slo(t[c], t["nodes"].to_numpy(), slo) for c in ("p99_predict", "p99_sim"))
+        both = int((t.p95_agrees & t.p99_agrees).sum())
+        summary.append(f"| {name} | p99 <= {slo:g} ms | {a:g} | {s:g} | {both} of {len(t)} node counts |")
+    return "\n".join(lines + summary)
+
+
+def main(argv=None) -> int:  # pragma: no cover - minutes of simulation
+    from perfmodel.validation_runs import replace_block
+
+    tables = []
+    for name in CASES:
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        tables.append(sweep(name))
+    path = Path(__file__).resolve().parents[2] / "docs" / "simulator.md"
+    path.write_text(
+        replace_block(path.read_text(encoding="utf-8"), "node-sweep", markdown(tables)), encoding="utf-8"
+    )
+    print(f"wrote the node-sweep table of {path}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
