@@ -209,7 +209,9 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     delay_col = is_delay.all(0)
     if (is_delay[:, ~delay_col]).any():
         raise ValueError("servers: a station is a delay in some configurations only")
-    used = (net.d_read > 0).any(0) | (net.d_write > 0).any(0)
+    # a station only background work loads (DM8's checkpoints on the data device) is queued
+    # and utilised although no request waits there
+    used = (net.d_read > 0).any(0) | (net.d_write > 0).any(0) | (net.load_write > 0).any(0)
     qc = np.flatnonzero(used & ~delay_col)
     f = net.read_fraction
     # a write waits for the k-th of its replicas: the order statistic applies to the

@@ -163,3 +163,22 @@ def test_background_work_loads_the_station_but_is_not_waited_for():
     assert closed.utilization[0, DEVICE] <= 1 + 1e-6  # capacity binds: writes stall
     n = closed.throughput[0] * (closed.r_write[0].sum())
     assert n == pytest.approx(500.0, rel=1e-6)  # Little's law, the stall included
+
+
+@pytest.mark.parametrize("population", [1.0, 2.0, 50.0, 500.0])
+def test_a_station_only_background_work_loads_is_utilised_and_bounds_throughput(population):
+    # DM8 checkpoints: the data device sees no request, only the background writes they cause
+    net = network(1e-4, c_cpu=4, f=0.5)
+    net.load_write[:, DEVICE] = 1e-4
+    sol = solve_closed(net, np.array([population]), np.array([0.0]))
+    x = sol.throughput[0]
+    # utilisation law: U = X x (1 - f) x load / c for the one-server device
+    assert sol.utilization[0, DEVICE] == pytest.approx(x * 0.5 * 1e-4, rel=1e-9)
+    assert x <= 1 / (0.5 * 1e-4) * (1 + 1e-9)  # the device's capacity bounds the loop
+    assert sol.r_read[0, DEVICE] == 0.0  # no read waits there
+    cycle = 0.5 * sol.r_read[0].sum() + 0.5 * sol.r_write[0].sum()
+    assert x * cycle == pytest.approx(population, rel=1e-6)  # Little's law, any stall included
+    if population == 1.0:  # one client: 10 k/s, half the device's capacity, so nothing stalls
+        assert x == pytest.approx(1e4, rel=1e-9) and sol.r_write[0, DEVICE] == 0.0
+    open_sol = solve_open(net, np.array([x]))
+    assert open_sol.utilization[0, DEVICE] == pytest.approx(sol.utilization[0, DEVICE], rel=1e-9)
