@@ -145,6 +145,7 @@ SIMULATE_TABLE = [
     "latency_p99_ms_ci_high",
     *PREDICT_TABLE[10:],
     "replications",
+    "requests",
 ]
 
 
@@ -424,7 +425,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
     )
     simv.add_argument(
-        "--requests", type=int, default=100_000, help="requests per replication (default 100000)"
+        "--requests",
+        type=int,
+        default=None,
+        help="requests per replication (default: at least 100000 and enough for 5 flushes per node)",
     )
     simv.add_argument(
         "--warmup", type=int, default=None, help="warm-up requests per replication (default requests / 10)"

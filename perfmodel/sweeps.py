@@ -151,7 +151,7 @@ def sweep(
     scheduler=None,
     workers: int | None = None,
     progress: bool | None = None,
-    requests: int = 100_000,
+    requests: int | None = None,
     warmup: int | None = None,
     replications: int = 5,
     seed: int = 0,

@@ -8,6 +8,10 @@ simulator (``REQUESTS`` requests x ``REPLICATIONS`` replications: long enough
 that each node sees several flushes), and writes the table into the
 ``<!-- generated:node-sweep -->`` block of docs/simulator.md, with each
 case's node count for its SLO by both methods. Minutes on two cores.
+
+``--shipped`` runs only :func:`shipped` instead (every shipped workload file as the
+command line runs it, and without its flush bursts) into the ``shipped-workloads``
+block; ``--all`` runs both.
 """
 
 from __future__ import annotations
@@ -96,18 +100,102 @@ def markdown(tables: list[pd.DataFrame]) -> str:
     return "\n".join(lines + summary)
 
 
+#: the shipped workload files, each on the platform the README / the file's comment runs it on
+SHIPPED = {"scylla-read-heavy.yaml": "power8-s821lc-10c", "dm8-tpcc.yaml": "kunpeng-r722"}
+SHIPPED_REPLICATIONS = 3
+
+
+def without_flushes(model) -> tuple:
+    """The same configuration (row 0) with its flush bursts removed, analytic and simulated:
+    ``(NodeModel, SimConfig)``; the background bytes of the bursts go with them."""
+    from perfmodel.sim.config import config_from_model
+
+    cfg = config_from_model(model, 0)
+    net = replace(
+        model.net,
+        burst_duty_per_op=0.0,
+        burst_backlog=0.0,
+        stall_share=0.0,
+        load_write=np.zeros_like(model.net.load_write) if cfg.flushes else model.net.load_write,
+    )
+    return replace(model, net=net), replace(cfg, flush_bytes_per_write=0.0, flush_ios=0)
+
+
+def shipped(workers: int | None = None) -> pd.DataFrame:
+    """Every shipped workload file as ``perfmodel predict`` / ``perfmodel simulate`` run it
+    (the simulator's default run length), and the same without flush bursts."""
+    from perfmodel import chain
+    from perfmodel.sim.config import config_from_model
+    from perfmodel.sim.run import simulate_config
+
+    rows = []
+    for file, platform in SHIPPED.items():
+        spec = load_workload_file(str(data_dir() / "workloads" / file))
+        args = dict(nodes=spec["nodes"], system=spec["system"], **spec["knobs"])
+        analytic = perfmodel.predict(platform, spec["workload"], **args).iloc[0]
+        sim = perfmodel.simulate(
+            platform, spec["workload"], replications=SHIPPED_REPLICATIONS, keep_records=False,
+            workers=workers, **args,
+        ).summary.iloc[0]  # fmt: skip
+        row = {"workload": file, "platform": platform, "requests": int(sim["requests"])}
+        for col in ("throughput_ops_s", "latency_mean_ms", "latency_p99_ms"):
+            row[f"{col}_predict"], row[f"{col}_sim"] = analytic[col], sim[col]
+        row["throughput_ci"] = (sim["throughput_ops_s_ci_low"], sim["throughput_ops_s_ci_high"])
+        row["warning"] = sim["replication_warning"]
+        model = chain.build(platform, spec["workload"], params=None, **args)
+        quiet_model, quiet_cfg = without_flushes(model)
+        row["flushes"] = config_from_model(model, 0).flushes
+        if row["flushes"]:
+            row["quiet_predict"] = float(chain.solve(quiet_model).throughput[0])
+            quiet = simulate_config(
+                quiet_cfg, replications=SHIPPED_REPLICATIONS, keep_records=False, workers=workers
+            ).summary.iloc[0]
+            row["quiet_sim"] = float(quiet["throughput_ops_s"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def shipped_markdown(table: pd.DataFrame) -> str:
+    """The generated block: predict against the simulator on each shipped workload."""
+    lines = [
+        "| workload (platform) | simulated run | throughput predict / simulated (95% CI) [ops/s] | error "
+        "| mean latency predict / simulated [ms] | p99 predict / simulated [ms] "
+        "| without flush bursts: throughput predict / simulated [ops/s], error |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in table.itertuples():
+        err = r.throughput_ops_s_predict / r.throughput_ops_s_sim - 1
+        quiet = "no flushes"
+        if r.flushes:
+            quiet = f"{r.quiet_predict:,.0f} / {r.quiet_sim:,.0f}, {r.quiet_predict / r.quiet_sim - 1:+.1%}"
+        lo, hi = r.throughput_ci
+        lines.append(
+            f"| {r.workload} ({r.platform}) | {r.requests:,} requests x {SHIPPED_REPLICATIONS} | "
+            f"{r.throughput_ops_s_predict:,.0f} / {r.throughput_ops_s_sim:,.0f} ({lo:,.0f}-{hi:,.0f}) | "
+            f"{err:+.1%} | {r.latency_mean_ms_predict:.3g} / {r.latency_mean_ms_sim:.3g} | "
+            f"{r.latency_p99_ms_predict:.3g} / {r.latency_p99_ms_sim:.3g} | {quiet} |"
+        )
+    warnings = [f"{r.workload}: {r.warning}" for r in table.itertuples() if r.warning]
+    return "\n".join(lines + ([""] + [f"Warning: {w}" for w in warnings] if warnings else []))
+
+
 def main(argv=None) -> int:  # pragma: no cover - minutes of simulation
     from perfmodel.validation_runs import replace_block
 
-    tables = []
-    for name in CASES:
-        print(f"{name} ...", file=sys.stderr, flush=True)
-        tables.append(sweep(name))
+    args = sys.argv[1:] if argv is None else argv
     path = Path(__file__).resolve().parents[2] / "docs" / "simulator.md"
-    path.write_text(
-        replace_block(path.read_text(encoding="utf-8"), "node-sweep", markdown(tables)), encoding="utf-8"
-    )
-    print(f"wrote the node-sweep table of {path}")
+    text = path.read_text(encoding="utf-8")
+    if "--shipped" in args or "--all" in args:
+        print("shipped workloads ...", file=sys.stderr, flush=True)
+        text = replace_block(text, "shipped-workloads", shipped_markdown(shipped()))
+    if "--shipped" not in args:
+        tables = []
+        for name in CASES:
+            print(f"{name} ...", file=sys.stderr, flush=True)
+            tables.append(sweep(name))
+        text = replace_block(text, "node-sweep", markdown(tables))
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
     return 0
 
 

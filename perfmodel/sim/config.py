@@ -104,6 +104,17 @@ class SimConfig:
         """Whether flush bursts are simulated explicitly."""
         return self.flush_bytes_per_write > 0 and self.flush_ios > 0 and self.read_fraction < 1
 
+    @property
+    def requests_per_flush(self) -> float:
+        """Requests the whole cluster serves between two flushes of one node [count] (``inf``
+        without flushes): a node flushes every ``flush_ios x 512 KiB`` of memtable bytes, and
+        each request brings it ``(1 - f) x copies / nodes`` write replicas of
+        ``flush_bytes_per_write`` each."""
+        if not self.flushes:
+            return float("inf")
+        per_node = (1 - self.read_fraction) * self.copies / self.nodes * self.flush_bytes_per_write
+        return self.flush_ios * storage.FLUSH_IO_BYTES / per_node
+
     def read_visit_probability(self, k: int) -> float:
         """Probability that a read visits station k [-]; it then needs ``d_read[k] / p`` there."""
         return float(self.read_visit[k]) if self.read_visit else 1.0

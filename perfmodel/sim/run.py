@@ -24,6 +24,7 @@ sec. 9.4 (independent replications, Student t intervals) and 9.5.2
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,6 +75,45 @@ class SimulationResult:
                 frames.append(frame)
             self._records = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         return self._records
+
+
+#: requests per replication when none are given [count], at least
+DEFAULT_REQUESTS = 100_000
+#: ... and enough that each replication measures this many flushes of every node [count]: a
+#: run that sees one flush or none is not a sample of the steady state (the README workload's
+#: replications of 100 k requests split 264 k / 881 k ops/s: with and without a flush)
+FLUSH_CYCLES = 5
+#: the automatic run length stops here [count] (~20 s per replication of the SimPy engine)
+MAX_AUTO_REQUESTS = 5_000_000
+#: a replication measuring fewer flushes per node than this gets a warning [count]
+MIN_FLUSH_CYCLES = 2.0
+
+
+def auto_requests(configs) -> int:
+    """Requests per replication for ``configs`` (``None`` entries skipped) [count].
+
+    ``max(DEFAULT_REQUESTS, FLUSH_CYCLES flush cycles of every node, after the 10%
+    warm-up)``, at most :data:`MAX_AUTO_REQUESTS`: bursts are the rarest events of the
+    model, and an average over a run must contain several of them.
+    """
+    per_flush = [c.requests_per_flush for c in configs if c is not None]
+    needed = max([p for p in per_flush if np.isfinite(p)], default=0.0) * FLUSH_CYCLES / 0.9
+    return int(min(max(DEFAULT_REQUESTS, math.ceil(needed)), MAX_AUTO_REQUESTS))
+
+
+def _run_length_warning(cfg: SimConfig | None, measured: int) -> str:
+    """Words when one replication measures fewer than :data:`MIN_FLUSH_CYCLES` flushes per node."""
+    if cfg is None or not np.isfinite(cfg.requests_per_flush):
+        return ""
+    cycles = measured / cfg.requests_per_flush
+    if cycles >= MIN_FLUSH_CYCLES:
+        return ""
+    enough = math.ceil(FLUSH_CYCLES * cfg.requests_per_flush / 0.9)
+    return (
+        f"each replication measures {cycles:.2g} flushes per node (one every "
+        f"{cfg.requests_per_flush:,.0f} requests): too few to average over bursts; "
+        f"use requests >= {enough:,}"
+    )
 
 
 def _check_run_length(requests, warmup, replications) -> tuple[int, int, int]:
@@ -223,7 +263,7 @@ def _aggregate(per_rep: pd.DataFrame, size: int, level: float) -> pd.DataFrame:
 def simulate_config(
     cfg: SimConfig,
     *,
-    requests: int = 100_000,
+    requests: int | None = None,
     warmup: int | None = None,
     seed: int = 0,
     replications: int = 5,
@@ -241,6 +281,7 @@ def simulate_config(
     and their confidence intervals; an open configuration whose offered
     utilisation is >= 1 at some station raises a ValueError.
     """
+    requests = auto_requests([cfg]) if requests is None else requests
     requests, warmup, replications = _check_run_length(requests, warmup, replications)
     util = cfg.offered_utilization()
     if not cfg.closed and (util >= 1).any():
@@ -261,7 +302,9 @@ def simulate_config(
         scheduler=scheduler,
         workers=workers,
     )
-    return SimulationResult(_aggregate(per_rep, 1, level), per_rep, runs, interrupted)
+    summary = _aggregate(per_rep, 1, level)
+    _add_run_length(summary, [cfg], requests, warmup)
+    return SimulationResult(summary, per_rep, runs, interrupted)
 
 
 def simulate(
@@ -270,7 +313,7 @@ def simulate(
     *,
     nodes=1,
     params=None,
-    requests: int = 100_000,
+    requests: int | None = None,
     warmup: int | None = None,
     seed: int = 0,
     replications: int = 5,
@@ -293,7 +336,11 @@ def simulate(
     platform, workload, nodes, params, system, **knobs
         As for :func:`perfmodel.predict` (arrays make a grid: each
         configuration is simulated on its own).
-    requests : requests per replication [count], warm-up included (> 0).
+    requests : requests per replication [count], warm-up included (> 0). Default
+        (``None``): :func:`auto_requests`, at least 100,000 and enough for every node
+        to flush :data:`FLUSH_CYCLES` times while measured (about 1.2 M for the README's
+        ScyllaDB workload); a run measuring fewer than two flushes per node says so in
+        ``replication_warning``.
     warmup : requests discarded at the start of each replication [count]
         (default ``requests // 10``; must leave >= 2).
     seed : replication r draws from ``SeedSequence(seed, spawn_key=(r,))``.
@@ -331,14 +378,15 @@ def simulate(
         throughput and latencies (Student t on the log scale: never below
         zero), ``replications``, and ``replication_warning`` (words when the
         replications' throughputs split into groups -- a metastable system or
-        runs too short -- else ""). An open configuration
+        runs too short -- or when a replication measures too few flushes, else
+        ""), ``requests`` (per replication). An open configuration
         whose analytic utilisation is >= 1 is not simulated: its row is
         predict's (``saturated`` True, latencies ``inf``) with
         ``replications`` 0. ``.records`` are the requests (times in s).
     """
     from perfmodel import chain
 
-    requests, warmup, replications = _check_run_length(requests, warmup, replications)
+    _check_run_length(DEFAULT_REQUESTS if requests is None else requests, warmup, replications)
     model = chain.build(platform, workload, nodes=nodes, params=params, system=system, **knobs)
     analytic = chain.solve(model)
     size = model.size
@@ -346,6 +394,8 @@ def simulate(
         None if analytic.saturated[i] else config_from_model(model, i, family=family, service=service)
         for i in range(size)
     ]
+    requests = auto_requests(configs) if requests is None else requests
+    requests, warmup, replications = _check_run_length(requests, warmup, replications)
     runs, per_rep, interrupted = _run_all(
         configs,
         requests=requests,
@@ -377,9 +427,22 @@ def simulate(
     utils = np.stack([summary[f"util_{s}"].to_numpy() for s in util_names], axis=1)
     codes = np.argmax(np.nan_to_num(utils, nan=-1.0), axis=1)
     summary["bottleneck"] = pd.Categorical.from_codes(codes, util_names)
+    _add_run_length(summary, configs, requests, warmup)
     if interval is not None:
         _add_prediction_bands(summary, float(interval), level, params)
     return SimulationResult(summary, per_rep, runs, interrupted)
+
+
+def _add_run_length(summary: pd.DataFrame, configs, requests: int, warmup: int) -> None:
+    """``requests`` per replication, and a too-short run said in ``replication_warning``."""
+    summary["requests"] = requests
+    if "replication_warning" not in summary.columns:
+        summary["replication_warning"] = ""
+    for i, cfg in enumerate(configs):
+        short = _run_length_warning(cfg, requests - warmup)
+        if short:
+            before = summary.at[i, "replication_warning"]
+            summary.at[i, "replication_warning"] = f"{before}; {short}" if before else short
 
 
 def _add_prediction_bands(summary: pd.DataFrame, interval: float, level: float, params) -> None:

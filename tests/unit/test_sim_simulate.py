@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import numpy as np
@@ -230,3 +231,36 @@ def test_intervals_of_positive_metrics_never_reach_below_zero_and_split_runs_are
     assert np.log(mean / lo) == pytest.approx(np.log(hi / mean))  # the symmetric one reached below zero
     assert "replications split: 2 near 2.64e+05 and 1 near 8.81e+05" in spread_warning(wide)
     assert spread_warning([100.0, 103.0, 98.0]) == ""
+
+
+def test_the_default_run_length_spans_several_flushes_of_every_node():
+    # the README workload: a node flushes 512 x 512 KiB = 256 MiB of memtable, and each request
+    # brings it 0.2 writes x 3 replicas / 3 nodes of 6,144 background bytes (WA 6 x 1 KiB rows)
+    cfg = config_from_model(build_model("power8-s821lc-10c", SCYLLA, nodes=3, system="scylla"), 0)
+    per_flush = 512 * 512 * 2**10 / (0.2 * 3 / 3 * 6144)
+    assert cfg.requests_per_flush == pytest.approx(per_flush, rel=1e-12)
+    expected = int(np.ceil(sim_run.FLUSH_CYCLES * per_flush / 0.9))  # measured after the 10% warm-up
+    assert sim_run.auto_requests([cfg, None]) == expected
+    assert sim_run.DEFAULT_REQUESTS < expected < sim_run.MAX_AUTO_REQUESTS
+    # without flushes the floor; with a memtable that fills every few writes, the ceiling
+    no_flush = config_from_model(
+        build_model("power8-s821lc-10c", Workload(**FIO_READ, clients=8), system="fio")
+    )
+    assert no_flush.requests_per_flush == np.inf
+    assert sim_run.auto_requests([no_flush]) == sim_run.DEFAULT_REQUESTS
+    tiny = dataclasses.replace(cfg, flush_ios=1, flush_bytes_per_write=1.0)
+    assert sim_run.auto_requests([tiny]) == sim_run.MAX_AUTO_REQUESTS
+
+
+def test_a_run_too_short_to_see_flushes_says_so():
+    res = perfmodel.simulate(
+        "power8-s821lc-10c", SCYLLA, nodes=3, system="scylla", requests=20_000, replications=1, workers=1
+    )
+    row = res.summary.iloc[0]
+    assert row["requests"] == 20_000
+    assert "flushes per node" in row["replication_warning"]
+    assert "use requests >= 1,213,630" in row["replication_warning"]  # the default run length
+    fio = perfmodel.simulate(
+        "power8-s821lc-10c", Workload(**FIO_READ, clients=8), system="fio", requests=2_000, replications=2
+    )
+    assert fio.summary.iloc[0]["replication_warning"] == ""  # nothing flushes: no warning
