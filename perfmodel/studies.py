@@ -383,12 +383,9 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
     feasible = table[table["feasible"]].sort_values(["nodes", "latency_p99_ms"], kind="stable")
     if len(feasible):
         top = feasible.iloc[0]
-        ties = feasible[feasible["nodes"] == top.nodes]
-        tie = (
-            f" (a tie with {len(ties) - 1} other candidates; the lowest p99 is listed)"
-            if len(ties) > 1
-            else ""
-        )
+        others = feasible[feasible["nodes"] == top.nodes].iloc[1:]
+        named = ", ".join(f"{r.platform} SMT{int(r.threads_per_core)}" for r in others.itertuples())
+        tie = f" (as few as {named}; the lowest p99 is listed)" if len(others) else ""
         lines.append(
             f"Fewest nodes: {nodes_text(top)} x {top.platform} at SMT{int(top.threads_per_core)}{tie}."
         )
