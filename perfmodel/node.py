@@ -177,12 +177,7 @@ BAND_COLUMNS = (
     "latency_p99_ms",
     "read_latency_p99_ms",
     "write_latency_p99_ms",
-    "util_network",
-    "util_cpu",
-    "util_device",
-    "util_wal",
-    "util_log",
-    "util_client_link",
+    *(c for c in OUTPUT_COLUMNS if c.startswith("util_")),
 )
 
 

@@ -61,21 +61,10 @@ KNOBS = [
 
 def configurations():
     rows = []
-    for platform, name, (system, (rf, consistency)), knobs in itertools.product(
-        perfmodel.list_platforms(), WORKLOADS, SYSTEMS.items(), KNOBS
+    for platform, name, system, knobs in itertools.product(
+        perfmodel.list_platforms(), WORKLOADS, SYSTEMS, KNOBS
     ):
-        nodes = 5 if system in ("scylla", "cassandra", "ceph") else 1
-        rows.append(
-            dict(
-                platform=platform,
-                workload=name,
-                system=system,
-                nodes=nodes,
-                rf=rf,
-                consistency=consistency,
-                knobs=knobs,
-            )
-        )
+        rows.append(_row(platform, name, system, knobs))
     # the knobs only some systems or platforms take
     special = [
         ("kunpeng-r722", "dm8", {"virtualization": "untuned"}),
@@ -93,21 +82,16 @@ def configurations():
         ("x86-micron-cassandra-testbed", "cassandra", {"devices": 2}),
     ]
     for platform, system, knobs in special:
-        rf, consistency = SYSTEMS[system]
-        nodes = 5 if system in ("scylla", "cassandra", "ceph") else 1
-        for name in WORKLOADS:
-            rows.append(
-                dict(
-                    platform=platform,
-                    workload=name,
-                    system=system,
-                    nodes=nodes,
-                    rf=rf,
-                    consistency=consistency,
-                    knobs=knobs,
-                )
-            )
+        rows.extend(_row(platform, name, system, knobs) for name in WORKLOADS)
     return rows
+
+
+def _row(platform, workload, system, knobs) -> dict:
+    """One configuration: clusters of 5 for the replicated systems, one node otherwise."""
+    rf, consistency = SYSTEMS[system]
+    nodes = 5 if system in ("scylla", "cassandra", "ceph") else 1
+    return dict(platform=platform, workload=workload, system=system, nodes=nodes, rf=rf,
+                consistency=consistency, knobs=knobs)  # fmt: skip
 
 
 def predict_row(row) -> pd.DataFrame:

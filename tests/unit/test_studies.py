@@ -119,8 +119,7 @@ def test_sizing_summary_and_conclusion():
     assert (
         "- a: 5 nodes at SMT2" in text
         and "c: infeasible (cannot meet p99)" in text
-        and "Fewest nodes: 5 nodes x b at SMT1 (as few as a SMT2; the lowest p99 is listed)"
-        in text
+        and "Fewest nodes: 5 nodes x b at SMT1 (as few as a SMT2; the lowest p99 is listed)" in text
     )
     nan = float("nan")
     ranged = _table().assign(nodes_lower=[5.0, 4.0, 4.0, nan], nodes_upper=[7.0, 9.0, nan, nan])
