@@ -48,6 +48,7 @@ from perfmodel.solve import (
     STATIONS,
     Network,
     Solution,
+    burst_points,
     burst_visits,
     class_moments,
     deterministic_part,
@@ -522,6 +523,7 @@ class Bursts:
     backlog: np.ndarray  # the backlog a read meeting a burst waits a part of [s]
     reach: np.ndarray  # share of reads that reach the device [-]
     stall_share: np.ndarray  # share of writes one client's stall catches [-]
+    size_scv: np.ndarray  # squared coefficient of variation of flush sizes [-] (knob flush_size_scv)
 
 
 def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
@@ -609,6 +611,7 @@ def _bursts(
         stall_share=np.where(
             lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
         ),
+        size_scv=np.broadcast_to(inp.knobs["flush_size_scv"].astype(float), np.shape(queue_depth)),
     )
 
 
@@ -748,7 +751,8 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands) -> 
     return Network(
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
-        burst_devices=cpu_.devices * nodes, stall_share=b.stall_share, load_write=load_write,
+        burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
+        load_write=load_write,
         v_read=v_read, v_write=v_write,
     )  # fmt: skip
 
@@ -812,21 +816,32 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     duty = np.minimum(x * b.duty_per_op, 1.0)
     # closed loop: fewer reads meet a burst than its time share, each waits longer; open: U(0, B)
     y = burst_visits(net, x, inp.cfg["population"] if inp.workload.closed else None)
-    share, w_mean, w_var, _ = storage.closed_loop_burst(y)
-    p_burst = duty * b.reach * share
+    # flush sizes b x B (b = 1 when they are all one size): a read meets a flush of size b
+    # with probability duty x reach x w b s(y b) and waits (b B) x W(y b) in it
+    size_b, size_w = burst_points(b.size_scv)
+    share, w_mean, w_var, _ = storage.closed_loop_burst(y[:, None] * size_b)
+    p_size = (duty * b.reach)[:, None] * size_w * size_b * share
+    p_burst = p_size.sum(1)
+    backlog = b.backlog[:, None] * size_b
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
-    read_parts = [
-        (1 - p_burst, vr_mean, vr_var, shift_r),
-        (p_burst, vr_mean + b.backlog * w_mean, vr_var + b.backlog**2 * w_var, shift_r),
+    read_parts = [(1 - p_burst, vr_mean, vr_var, shift_r)] + [
+        (
+            p_size[:, j],
+            vr_mean + backlog[:, j] * w_mean[:, j],
+            vr_var + backlog[:, j] ** 2 * w_var[:, j],
+            shift_r,
+        )
+        for j in range(size_b.shape[1])
     ]
+    burst_wait = (p_size * backlog * w_mean).sum(1)
     p_stalled = np.where(stall > 0, p_stall, 0.0)
     write_parts = [
         (1 - p_stalled, vw_mean, vw_var, shift_w),
         (p_stalled, vw_mean + np.where(stall > 0, stall / p_stall, 0.0), vw_var, shift_w),
     ]
     quantiles = _quantiles(f, (mean_r, mean_w), read_parts, write_parts, p_burst, stall, inp.size)
-    mean_r_total, mean_w_total = mean_r + p_burst * b.backlog * w_mean, mean_w + stall
+    mean_r_total, mean_w_total = mean_r + burst_wait, mean_w + stall
     with np.errstate(invalid="ignore"):
         mean = _weighted(f, mean_r_total) + _weighted(1 - f, mean_w_total)
     share_events = _weighted(f, p_burst) + _weighted(1 - f, p_stalled)

@@ -28,7 +28,7 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class Knob:
-    """One knob: ``kind`` is ``count`` (a whole number >= 1), ``number`` (finite, > 0),
+    """One knob: ``kind`` is ``count`` (a whole number >= 1), ``number`` (finite, > 0; >= 0 with ``zero``),
     ``bool``, ``choice`` (one of ``choices``) or ``id`` (a catalog id; ``""`` allowed
     where ``empty`` says what it means)."""
 
@@ -39,6 +39,8 @@ class Knob:
     description: str
     choices: tuple[str, ...] = ()
     empty: str = ""
+    #: a ``number`` that may be 0 (finite, >= 0)
+    zero: bool = False
 
 
 UNSET = object()  # default of knobs whose value comes from the platform or the model
@@ -81,6 +83,14 @@ KNOBS: dict[str, Knob] = {
         Knob("client_link_gbps", "number", "Gb/s", UNSET, "a shared client-side link the load crosses"),
         Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
         Knob("network", "id", "", UNSET, "network id of every node's NIC (default: the platform's)"),
+        Knob(
+            "flush_size_scv",
+            "number",
+            "-",
+            0.0,
+            "squared coefficient of variation of flush sizes, >= 0 (0: one size; 1: exponential sizes)",
+            zero=True,
+        ),
     )
 }
 
@@ -109,8 +119,10 @@ def check(name: str, value) -> np.ndarray:
         except (TypeError, ValueError):
             raise _bad(name, f"must be a number [{knob.unit}], got {value!r}") from None
         given = arr[~np.isnan(arr)]
-        if not np.isfinite(given).all() or (given <= 0).any():
-            raise _bad(name, f"must be a finite number > 0 [{knob.unit}], got {value!r}")
+        if not np.isfinite(given).all() or (given < 0 if knob.zero else given <= 0).any():
+            raise _bad(
+                name, f"must be a finite number {'>=' if knob.zero else '>'} 0 [{knob.unit}], got {value!r}"
+            )
         if knob.kind == "count" and ((given != np.floor(given)) | (given < 1)).any():
             raise _bad(name, f"must be a whole number >= 1, got {value!r}")
         return arr
@@ -162,7 +174,9 @@ def parse(name: str, text: str):
         except ValueError:
             raise _bad(name, f"must be a number [{knob.unit}], got {text!r}") from None
         if math.isnan(value):
-            raise _bad(name, f"must be a finite number > 0 [{knob.unit}], got {text!r}")
+            raise _bad(
+                name, f"must be a finite number {'>=' if knob.zero else '>'} 0 [{knob.unit}], got {text!r}"
+            )
     elif knob.kind == "bool":
         if text.lower() not in ("true", "false", "yes", "no", "1", "0"):
             raise _bad(name, f"must be true or false, got {text!r}")

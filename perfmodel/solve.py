@@ -76,6 +76,8 @@ class Network:
     burst_backlog: np.ndarray | float = 0.0
     burst_reach: np.ndarray | float = 0.0
     burst_devices: np.ndarray | float = 1.0
+    #: squared coefficient of variation of flush sizes (0: one size) [-]
+    burst_size_scv: np.ndarray | float = 0.0
     #: writes held by memtable back-pressure: the share of writes one client's stall
     #: catches [-] (copies / (nodes x writes per flush)); 0: unknown, every write waits
     stall_share: np.ndarray | float = 0.0
@@ -152,13 +154,24 @@ def burst_visits(net: Network, throughput, population=None):
     )
 
 
-def _burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, rtol=1e-10):
+def burst_points(size_scv, size=None):
+    """Flush sizes relative to their mean, ``b`` and weights ``w`` of shape (M, K)
+    (:func:`perfmodel.storage.burst_size_points`); one point ``b = 1`` (K = 1) where no
+    configuration's sizes vary, so one-size flushes take exactly the one-size formulas."""
+    scv = np.asarray(size_scv, dtype=float)
+    scv = np.broadcast_to(scv, (size,) if size is not None else np.shape(np.atleast_1d(scv))).ravel()
+    if not (scv > 0).any():
+        return np.ones((scv.size, 1)), np.ones((scv.size, 1))
+    return storage.burst_size_points(scv)
+
+
+def _burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, sizes, rtol=1e-10):
     """Largest throughput the bursts leave: the root of ``x = x_cap (1 - L(x))`` [1/s].
 
     ``L`` is :func:`perfmodel.storage.burst_starvation` at throughput ``x`` (its
     duty and visits grow with ``x``, so ``x - x_cap (1 - L(x))`` increases and
     has one root in ``[x_cap (1 - L(x_cap)), x_cap]``); bisection, vectorised,
-    only where bursts cost anything at ``x_cap``.
+    only where bursts cost anything at ``x_cap``; ``sizes`` = (b, w) of :func:`burst_points`.
     """
     shape = np.shape(x_cap)
     out = np.full(shape, np.inf)
@@ -168,10 +181,15 @@ def _burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, rtol
     finite = np.isfinite(x_cap)
     out[finite] = x_cap[finite]
 
-    def loss(x, ix):
-        return storage._starvation(np.minimum(x * dpo[ix], 1.0), dev[ix], x * ypx[ix], log_ratio[ix])
+    size_b, size_w = sizes
 
-    ix = np.flatnonzero(finite & (dpo > 0) & (ypx * np.where(finite, x_cap, 0.0) > log_ratio))
+    def loss(x, ix):
+        return storage.burst_starvation_mixed(
+            np.minimum(x * dpo[ix], 1.0), dev[ix], x * ypx[ix], log_ratio[ix], size_b[ix], size_w[ix]
+        )
+
+    largest = size_b.max(1)  # the largest flush starves first
+    ix = np.flatnonzero(finite & (dpo > 0) & (ypx * largest * np.where(finite, x_cap, 0.0) > log_ratio))
     if ix.size == 0:
         return out
     cap = x_cap[ix]
@@ -229,10 +247,11 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     )
     y_per_x = np.broadcast_to(burst_visits(net, 1.0, n), n.shape)
     bursts = bool((duty_per_op * burst_delay > 0).any())
+    sizes = burst_points(net.burst_size_scv, size)
 
     def burst_wait(xv, sub):
         """Extra cycle time from bursts at throughput ``xv`` and its derivative in ``xv``."""
-        h, dh_dy = storage._burst_h(xv * y_per_x[sub])
+        h, dh_dy = storage.burst_wait_mixed(xv * y_per_x[sub], sizes[0][sub], sizes[1][sub])
         dh = dh_dy * y_per_x[sub]
         duty = np.minimum(xv * duty_per_op[sub], 1.0)
         d_duty = np.where(xv * duty_per_op[sub] < 1.0, duty_per_op[sub], 0.0)
@@ -261,7 +280,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     x_lim = np.minimum(x_lim, x_cap * (1 - 1e-9))
     x_burst = np.full(size, np.inf)
     if bursts:  # bursts that hold up many clients at once starve the bottleneck
-        x_burst = _burst_capacity(x_cap, n / (x_cap * base), duty_per_op, y_per_x, net.burst_devices)
+        x_burst = _burst_capacity(x_cap, n / (x_cap * base), duty_per_op, y_per_x, net.burst_devices, sizes)
         x_lim = np.minimum(x_lim, x_burst * (1 - 1e-9))
     hi = np.minimum(n / base, x_lim)
     lo = np.zeros(size)

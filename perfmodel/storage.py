@@ -28,6 +28,7 @@ All functions are pure and broadcast; SI units (bytes, seconds).
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 
 from perfmodel._validate import as_array, in_range
 
@@ -232,6 +233,77 @@ def _burst_h(y):
     h = np.where(small, 0.5 - y / 6 + y**2 / 24, (ys + em1) / ys**2)
     dh = np.where(small, -1.0 / 6 + y / 12, -em1 / ys**2 - 2.0 * (ys + em1) / ys**3)
     return h, dh
+
+
+#: quadrature points over flush sizes when their sizes vary (``flush_size_scv`` > 0)
+BURST_POINTS = 12
+
+
+def burst_size_points(size_scv, points=BURST_POINTS):
+    """Flush (burst) sizes relative to their mean as quadrature points and weights.
+
+    A flush's backlog ``B = b E[B]`` with ``b ~ Gamma(1 / scv, scale scv)`` (mean 1,
+    squared coefficient of variation ``scv``), counted per flush (not per unit of
+    time). Gauss-generalised-Laguerre quadrature with ``points`` nodes is exact for
+    ``E[p(b)]`` of any polynomial ``p`` of degree < 2 points (Abramowitz & Stegun
+    25.4.45); below ``scv = 0.01`` (shapes over 100, where its weights overflow) the
+    gamma is all but normal and Gauss-Hermite nodes ``1 + sqrt(scv) z`` are used.
+    ``scv = 0`` is one size: ``b = 1`` at every node.
+
+    Parameters
+    ----------
+    size_scv : squared coefficient of variation of flush sizes, >= 0 [-], shape (M,).
+    points : nodes per configuration [count].
+
+    Returns
+    -------
+    b, w : arrays of shape (M, points) [-]; ``sum(w) = 1``, ``sum(w b) = 1``.
+    """
+    scv = np.atleast_1d(in_range(size_scv, "size_scv", 0.0)).astype(float)
+    b = np.ones((scv.size, points))
+    w = np.full((scv.size, points), 1.0 / points)
+    for value in np.unique(scv[scv > 0]):
+        rows = scv == value
+        if value < 0.01:
+            z, wz = special.roots_hermitenorm(points)
+            nodes, weights = 1.0 + np.sqrt(value) * z, wz
+        else:
+            shape = 1.0 / value
+            x, wx = special.roots_genlaguerre(points, shape - 1.0)
+            nodes, weights = x / shape, wx
+        b[rows], w[rows] = nodes, weights / weights.sum()
+    return b, w
+
+
+def burst_wait_mixed(y, b, w):
+    """:func:`closed_loop_burst`'s ``h`` and ``dh/dy`` averaged over flush sizes [-].
+
+    A flush of backlog ``b E[B]`` costs a client ``E[B] (y b - 1 + e^(-y b)) / y``
+    of waiting (``y = lambda E[B]``), and flushes come at ``duty / E[B]`` per
+    device, so the mean extra wait per read is ``duty E[B] h_b(y)`` with
+    ``h_b(y) = sum w b^2 h(y b)``, ``dh_b/dy = sum w b^3 h'(y b)``. Open arrivals
+    (``y = 0``): ``h_b = E[b^2] / 2 = (1 + scv) / 2``, the length-biased mean wait.
+    ``y`` has shape (M,), ``b`` and ``w`` (M, K) from :func:`burst_size_points`.
+    """
+    yb = np.asarray(y, dtype=float)[:, None] * b
+    h, dh = _burst_h(yb)
+    return (w * b * b * h).sum(1), (w * b**3 * dh).sum(1)
+
+
+def burst_starvation_mixed(duty, devices, y, log_ratio, b, w):
+    """:func:`burst_starvation` averaged over flush sizes (``b``, ``w`` of shape (M, K)) [-].
+
+    ``L = devices x duty x sum_i w_i lost((y b_i - ln(N / N*))^+) / y`` with
+    ``lost(u) = u - 1 + e^-u``: each flush size loses its own time, at the rate
+    flushes come (``duty / E[B]``). One size (``b = 1``) is :func:`burst_starvation`.
+    """
+    y = np.asarray(y, dtype=float)
+    y_eff = np.maximum(y[:, None] * b - np.asarray(log_ratio, dtype=float)[:, None], 0.0)
+    lost = np.where(y_eff < 1e-3, y_eff**2 * (0.5 - y_eff / 6), y_eff + np.expm1(-y_eff))
+    mean_lost = (w * lost).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_burst = np.where(y > 0, mean_lost / np.where(y > 0, y, 1.0), 0.0)
+    return np.minimum(devices * duty * per_burst, 1.0)
 
 
 def burst_starvation(duty, devices, visits_per_backlog, population_ratio):

@@ -1,11 +1,13 @@
 """Analytic versus simulated tails over a node sweep: is the p99 step where the simulator puts it?
 
 ``python -m perfmodel.sim.agreement`` runs, for each workload of :data:`CASES`
-(the two shipped workload files and a write-heavy and a read-only variant of
-the ScyllaDB one, each as open arrivals at a fixed cluster rate), every node
+(the two shipped workload files, a write-heavy and a read-only variant of
+the ScyllaDB one, and the read- and write-heavy ones with flush sizes that
+vary, each as open arrivals at a fixed cluster rate), every node
 count of :data:`NODES` through :func:`perfmodel.predict` and through the
 simulator (``REQUESTS`` requests x ``REPLICATIONS`` replications: long enough
-that each node sees several flushes), and writes the table into the
+that each node sees several flushes; the automatic run length where flush
+sizes vary), and writes the table into the
 ``<!-- generated:node-sweep -->`` block of docs/simulator.md, with each
 case's node count for its SLO by both methods. Minutes on two cores.
 
@@ -41,6 +43,13 @@ CASES = {
                                       1.5e6, "power8-s821lc-10c", {"threads_per_core": 2}, 20.0),
     "dm8 TPC-C, 150 k tx/s": ("dm8-tpcc.yaml", {}, 1.5e5, "kunpeng-r722", {"cores": 48, "numa_binding": True},
                               20.0),
+    "scylla read-heavy, flush sizes exponential (scv 1)": (
+        "scylla-read-heavy.yaml", {}, 1e6, "power8-s821lc-10c",
+        {"threads_per_core": 2, "flush_size_scv": 1.0},
+        20.0),
+    "scylla write-heavy, flush sizes exponential (scv 1)": (
+        "scylla-read-heavy.yaml", {"read_fraction": 0.2}, 4e5, "power8-s821lc-10c",
+        {"threads_per_core": 2, "flush_size_scv": 1.0}, 20.0),
 }  # fmt: skip
 
 
@@ -51,7 +60,9 @@ def sweep(name: str, workers: int | None = None) -> pd.DataFrame:
     w = replace(spec["workload"], **changes, arrival_rate=rate, clients=None)
     nodes = np.array(NODES, dtype=float)
     analytic = perfmodel.predict(platform, w, nodes=nodes, system=spec["system"], **knobs)
-    run = dict(requests=REQUESTS, replications=REPLICATIONS, keep_records=False, workers=workers)
+    # flush sizes that vary need more flushes per run (perfmodel.sim.run.auto_requests)
+    requests = None if knobs.get("flush_size_scv") else REQUESTS
+    run = dict(requests=requests, replications=REPLICATIONS, keep_records=False, workers=workers)
     sim = perfmodel.simulate(platform, w, nodes=nodes, system=spec["system"], **run, **knobs).summary
     out = pd.DataFrame({"case": name, "nodes": nodes.astype(int)})
     for q in ("p95", "p99"):

@@ -44,7 +44,10 @@ class SimConfig:
     default 0: a 512 KiB sequential write takes its transfer time, so a
     flush drains in ``QD x 512 KiB / bandwidth``, the analytic backlog --
     with exponential times the flush would last until the slowest of its
-    I/Os, several times longer). ``family`` is the shape of
+    I/Os, several times longer). ``flush_size_scv``: flush sizes vary, each
+    flush's I/O count drawn from a gamma of mean ``flush_ios`` and this squared
+    coefficient of variation (0: all ``flush_ios``); a node flushes when the
+    drawn size has accumulated, so gaps vary with sizes. ``family`` is the shape of
     services whose SCV is neither 0 nor 1; ``service`` maps a station name to
     a distribution whose *shape* replaces it (rescaled to the demand's mean).
     ``read_visit`` (optional, one per station): the probability that a read
@@ -69,6 +72,7 @@ class SimConfig:
     flush_ios: int = 0
     flush_io_time: float = 0.0
     flush_io_scv: float = 0.0
+    flush_size_scv: float = 0.0
     device_station: int = STATIONS.index("device")
     stations: tuple = STATIONS
     family: str = "gamma"
@@ -92,6 +96,8 @@ class SimConfig:
             raise ValueError(
                 f"arrival_rate: an open configuration needs a rate > 0, got {self.arrival_rate!r}"
             )
+        if not (np.isfinite(self.flush_size_scv) and self.flush_size_scv >= 0):
+            raise ValueError(f"flush_size_scv: must be a finite number >= 0, got {self.flush_size_scv!r}")
         if self.read_visit and (len(self.read_visit) != k or not all(0 < p <= 1 for p in self.read_visit)):
             raise ValueError("read_visit: needs one probability in (0, 1] per station")
         for name, dist in self.service.items():
@@ -237,6 +243,7 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         flush_bytes_per_write=float(dev.bg_bytes_per_write[i]) if flush else 0.0,
         flush_ios=int(round(float(dev.bursts.queue_depth[i]))) if flush else 0,
         flush_io_time=float(dev.occ_background[i]) if flush else 0.0,
+        flush_size_scv=float(dev.bursts.size_scv[i]) if flush else 0.0,
         family=family,
         service=dict(service or {}),
         read_visit=tuple(read_visit),

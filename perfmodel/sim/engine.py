@@ -157,8 +157,9 @@ class Engine:
         # flushes: bytes accumulated per node (random initial fill: no synchronised first flushes)
         self.flushes = cfg.flushes
         if self.flushes:
-            self.flush_bytes = cfg.flush_ios * storage.FLUSH_IO_BYTES
-            self.memtable = (rng.random(n) * self.flush_bytes).tolist()
+            # each node's next flush size [I/Os]: flush_ios, or drawn (flush_size_scv > 0)
+            self.flush_size = [self._flush_size() for _ in range(n)]
+            self.memtable = [rng.random() * k * storage.FLUSH_IO_BYTES for k in self.flush_size]
             self.burst_until = [0.0] * n
             bg = from_moments(cfg.flush_io_time, cfg.flush_io_scv, family=cfg.family)
             self.bg_service = _stream(lambda: bg.sample(rng, BLOCK))
@@ -355,24 +356,35 @@ class Engine:
         """
         node = job.node
         fill = self.memtable[node] + self.cfg.flush_bytes_per_write
-        if fill >= self.flush_bytes:
+        ios = self.flush_size[node]
+        if fill >= ios * storage.FLUSH_IO_BYTES:
             until = self.burst_until[node]
             if until > now:
                 self._wake(job, until - now)
                 return True
-            fill -= self.flush_bytes
-            self._burst(node, now)
+            fill -= ios * storage.FLUSH_IO_BYTES
+            self._burst(node, now, ios)
+            self.flush_size[node] = self._flush_size()
         self.memtable[node] = fill
         return False
 
-    def _burst(self, node: int, now: float) -> None:
-        """``flush_ios`` background writes enter the node's device queues at ``now``."""
+    def _flush_size(self) -> int:
+        """A flush's I/O count: ``flush_ios``, or a gamma draw of that mean and SCV ``flush_size_scv``
+        (rounded, at least 1)."""
+        cfg = self.cfg
+        if cfg.flush_size_scv <= 0:
+            return cfg.flush_ios
+        shape = 1.0 / cfg.flush_size_scv
+        return max(1, int(round(self.rng.gamma(shape, cfg.flush_ios / shape))))
+
+    def _burst(self, node: int, now: float, ios: int) -> None:
+        """``ios`` background writes enter the node's device queues at ``now``."""
         st = self.stations[self.cfg.device_station]
         base = node * st.per if st.local else 0
         per = st.per
         last = now
         busy = 0.0
-        for j in range(self.cfg.flush_ios):
+        for j in range(ios):
             inst = base + j % per
             s = next(self.bg_service)
             busy += s

@@ -89,15 +89,30 @@ MAX_AUTO_REQUESTS = 5_000_000
 MIN_FLUSH_CYCLES = 2.0
 
 
+def flush_cycle_factor(size_scv: float) -> float:
+    """``1 + Var[B^2] / E[B^2]^2`` for gamma flush sizes of squared CV ``size_scv`` [-]
+    (gamma moments ``E[B^n] = theta^n k (k+1) ... (k+n-1)``, ``k = 1 / scv``)."""
+    s = float(size_scv)
+    return (1 + 2 * s) * (1 + 3 * s) / (1 + s)
+
+
 def auto_requests(configs) -> int:
     """Requests per replication for ``configs`` (``None`` entries skipped) [count].
 
     ``max(DEFAULT_REQUESTS, FLUSH_CYCLES flush cycles of every node, after the 10%
     warm-up)``, at most :data:`MAX_AUTO_REQUESTS`: bursts are the rarest events of the
-    model, and an average over a run must contain several of them.
+    model, and an average over a run must contain several of them. Where flush sizes
+    vary (``flush_size_scv`` = s > 0) the cycles grow by ``1 + Var[B^2] / E[B^2]^2`` =
+    ``(1 + 2s)(1 + 3s) / (1 + s)`` (gamma sizes; 6x at s = 1): what a read waits is
+    length-biased, ``E[B^2] / 2 E[B]``, and its average over n flushes is as precise as
+    that of one-size flushes over n / that factor.
     """
-    per_flush = [c.requests_per_flush for c in configs if c is not None]
-    needed = max([p for p in per_flush if np.isfinite(p)], default=0.0) * FLUSH_CYCLES / 0.9
+    cycles = [
+        c.requests_per_flush * flush_cycle_factor(c.flush_size_scv)
+        for c in configs
+        if c is not None and np.isfinite(c.requests_per_flush)
+    ]
+    needed = max(cycles, default=0.0) * FLUSH_CYCLES / 0.9
     return int(min(max(DEFAULT_REQUESTS, math.ceil(needed)), MAX_AUTO_REQUESTS))
 
 

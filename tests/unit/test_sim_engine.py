@@ -269,3 +269,63 @@ def test_flushes_load_the_device_as_the_analytic_background_demand():
     # reads meet bursts: their tail is far above the no-flush configuration's
     quiet = simulate_config(base, requests=20_000, warmup=2_000, replications=3, seed=4).summary.iloc[0]
     assert res.summary.read_latency_p99_ms.iloc[0] > 2 * quiet.read_latency_p99_ms
+
+
+def _flushing_config(size_scv: float) -> SimConfig:
+    """One node, one device: reads of 10 us behind flushes of 20 x 1 ms I/Os (B = 20 ms);
+    writes fill the memtable (CPU only) so that the device is in bursts 20% of the time."""
+    rate, f, ios, io_time = 500.0, 0.5, 20, 1e-3
+    duty = 0.2
+    per_write = duty / (ios * io_time) * ios * storage.FLUSH_IO_BYTES / (rate * (1 - f))
+    return SimConfig(
+        d_read=(0.0, 1e-5),
+        d_write=(1e-5, 0.0),
+        servers=(1.0, 1.0),
+        mult=(1, 1),
+        scv=(0.0, 0.0),
+        read_fraction=f,
+        arrival_rate=rate,
+        stations=("cpu", "device"),
+        device_station=1,
+        flush_bytes_per_write=per_write,
+        flush_ios=ios,
+        flush_io_time=io_time,
+        flush_size_scv=size_scv,
+    )
+
+
+def test_flush_sizes_are_drawn_with_their_mean_and_scv():
+    from perfmodel.sim.engine import Engine
+
+    for scv in (0.0, 0.25, 1.0):
+        eng = Engine(_flushing_config(scv), 10, 0, np.random.default_rng(3))
+        sizes = np.array([eng._flush_size() for _ in range(40_000)], dtype=float)
+        assert sizes.mean() == pytest.approx(20.0, rel=0.01)
+        assert sizes.var() / sizes.mean() ** 2 == pytest.approx(scv, abs=0.03 + 0.05 * scv)
+
+
+def test_reads_behind_flushes_of_varying_size_wait_the_length_biased_backlog():
+    """Open arrivals see time averages: a read meets a flush with probability duty (not
+    changed by the sizes) and then waits U x B*, B* the length-biased size: Gamma(k + 1) for
+    Gamma(k) sizes, so the mean wait is duty E[B] (1 + scv) / 2 (twice the one-size wait at
+    scv = 1) and P(W > t) = duty P(U B* > t) -- the p95 is its quantile (Monte Carlo of
+    that formula, independent of the simulator)."""
+    rng = np.random.default_rng(11)
+    duty, backlog = 0.2, 20e-3
+    checks = 4
+    for scv in (0.0, 1.0):
+        row = simulate_config(
+            _flushing_config(scv),
+            requests=60_000,
+            warmup=3_000,
+            replications=REPS,
+            seed=5,
+            level=level(checks),
+        ).summary.iloc[0]
+        body = 1e-5  # a read's own service at the device (its CPU demand is 0)
+        wait = duty * backlog * (1 + scv) / 2
+        assert_in_ci(row, "read_latency_mean_ms", (body + wait) * 1e3)
+        k = np.inf if scv == 0 else 1 / scv
+        b_star = np.full(400_000, backlog) if scv == 0 else rng.gamma(k + 1, backlog / k, 400_000)
+        w = np.where(rng.random(b_star.size) < duty, rng.random(b_star.size) * b_star, 0.0)
+        assert_in_ci(row, "read_latency_p95_ms", (np.quantile(w, 0.95) + body) * 1e3)
