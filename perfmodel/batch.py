@@ -61,7 +61,22 @@ SUMMARY_CSV = "summary.csv"
 GRID_KEYS = ("notebooks", "parameters", "grid")
 #: the parameter the runner sets itself
 OUTPUT_PARAMETER = "output_dir"
-NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def notebook_dir() -> Path:
+    """The shipped notebooks' folder: ``perfmodel/_notebooks`` in an installed wheel (see
+    ``[tool.hatch.build.targets.wheel.force-include]``), the repository's ``notebooks/`` in a
+    checkout or an editable install."""
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "_notebooks", package.parent / "notebooks"):
+        if any(candidate.glob("[0-9][0-9]-*.ipynb")):
+            return candidate
+    raise FileNotFoundError(
+        f"perfmodel notebooks not found (looked in {package / '_notebooks'} and "
+        f"{package.parent / 'notebooks'}); the installation is incomplete"
+    )
+
+
 DEFAULT_KERNEL = "python3"
 
 
@@ -99,10 +114,12 @@ def load_grid(path: str | Path) -> dict:
     Raises :class:`GridError` naming the file for anything malformed.
     """
     path = Path(path)
+    from perfmodel.errors import InputError, read_text
+
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
-    except OSError as exc:
-        raise GridError(f"grid file {path}: {exc.strerror}") from None
+        doc = yaml.load(read_text(path, "grid file"), Loader=_Loader)  # noqa: S506
+    except (OSError, InputError) as exc:
+        raise GridError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise GridError(f"grid file {path}: not valid YAML: {exc}") from None
     if doc is None:
@@ -150,12 +167,12 @@ def expand(grid: Mapping[str, Sequence[Any]], fixed: Mapping[str, Any] | None = 
 
 
 def resolve_notebook(name: str | Path) -> Path:
-    """A notebook path, or a name in ``notebooks/`` (``05-sizing``, ``05-sizing.ipynb``, ``05``)."""
+    """A notebook path, or a name in :func:`notebook_dir` (``05-sizing``, ``05-sizing.ipynb``, ``05``)."""
     path = Path(name)
     if path.suffix == ".ipynb" and path.is_file():
         return path.resolve()
     stem = path.name.removesuffix(".ipynb")
-    matches = sorted(NOTEBOOK_DIR.glob(f"{stem}*.ipynb"))
+    matches = sorted(notebook_dir().glob(f"{stem}*.ipynb"))
     exact = [m for m in matches if m.stem == stem]
     if exact or len(matches) == 1:
         return (exact or matches)[0]
@@ -166,7 +183,7 @@ def resolve_notebook(name: str | Path) -> Path:
 
 def list_notebooks() -> list[Path]:
     """The shipped notebooks (``notebooks/NN-*.ipynb``), in order."""
-    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]-*.ipynb"))
+    return sorted(notebook_dir().glob("[0-9][0-9]-*.ipynb"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -451,7 +468,7 @@ def run_batch(
         if r is not None:
             records[i] = _failed(jobs[i], r) if isinstance(r, BaseException) else r
     done = [r for r in records if r is not None]
-    write_summary(done, out / SUMMARY_CSV)
+    update_summary(done, out / SUMMARY_CSV)
     if interrupted is not None:
         raise interrupted
     return done
@@ -486,10 +503,54 @@ def summary_frame(records: Iterable[Mapping[str, Any]]):
 
 
 def write_summary(records: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
-    """Write :func:`summary_frame` as CSV."""
-    frame = summary_frame(records)
-    frame.to_csv(path, index=False)
-    return Path(path)
+    """Write :func:`summary_frame` as CSV (atomically: a reader never sees half a file)."""
+    return _write_atomic(summary_frame(records), Path(path))
+
+
+def update_summary(records: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
+    """Add ``records`` to the summary CSV at ``path``, keeping the rows of earlier runs.
+
+    A run is its ``output_dir``: a record for a run already in the file replaces that
+    row in place; the others are appended in order. Written atomically (a temporary
+    file renamed over the old one), so an interrupted write leaves the old summary.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    new = summary_frame(records)
+    if not path.is_file() or path.stat().st_size == 0:
+        return _write_atomic(new, path)
+    try:
+        old = pd.read_csv(path)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise GridError(
+            f"{path}: not a summary this program wrote ({exc}); move it away to start anew"
+        ) from None
+    if "output_dir" not in old.columns:
+        raise GridError(f"{path}: has no output_dir column; move it away to start anew")
+    if new.empty:
+        return path
+    by_dir = new.set_index("output_dir", drop=False)
+    keep = ~old["output_dir"].isin(by_dir.index)
+    replaced = old["output_dir"].where(~keep)
+    rows = []
+    for i, row in old.iterrows():
+        rows.append(row.to_dict() if keep[i] else by_dir.loc[replaced[i]].to_dict())
+    seen = set(old["output_dir"])
+    rows += [r for r in new.to_dict("records") if r["output_dir"] not in seen]
+    columns = list(old.columns) + [c for c in new.columns if c not in old.columns]
+    return _write_atomic(pd.DataFrame(rows, columns=columns), path)
+
+
+def _write_atomic(frame, path: Path) -> Path:
+    """``frame`` as CSV at ``path``, through a temporary file in the same folder."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        frame.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def default_workers() -> int:

@@ -364,7 +364,7 @@ def _same(a, b) -> bool:
 def _read_csv(path: Path, catalog: Catalog, problems: list[Problem]) -> list[dict]:
     name = str(path)
     try:
-        handle = path.open(newline="", encoding="utf-8")
+        handle = path.open(newline="", encoding="utf-8-sig")  # Excel writes a byte-order mark
     except OSError as exc:
         problems.append(Problem(name, "", "", f"cannot be read: {exc}"))
         return []
@@ -510,6 +510,9 @@ def summarize_benchmarks(
 ) -> pd.DataFrame:
     """Count figures by ``by`` columns, with how many are relative figures."""
     by = list(by)
+    unknown = [c for c in by if c not in frame.columns]
+    if unknown:
+        raise ValueError(f"by: unknown column {unknown[0]!r}; columns: {', '.join(map(str, frame.columns))}")
     relative = frame["unit"].map(_units.is_relative)
     out = (
         frame.assign(relative=relative)

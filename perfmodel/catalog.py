@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from perfmodel._data import data_dir
-from perfmodel.errors import CatalogError, Problem, UnknownNameError
+from perfmodel.errors import CatalogError, Problem, TextFileError, UnknownNameError, read_text
 
 ARCHES = ("power8", "x86", "kunpeng")
 INTERFACES = ("nvme", "sata", "optane-nvme")
@@ -327,7 +327,11 @@ def _build_platform(kwargs: dict, entry: Mapping, check: _Checker) -> Platform |
         check.add(where, "smt_modes", f"must be a list of positive whole numbers, got {modes!r}")
         return None
     storage = []
-    for i, slot in enumerate(entry.get("storage") or []):
+    slots = entry.get("storage")
+    if not isinstance(slots, list) or not slots:
+        check.add(where, "storage", f"must be a non-empty list of {{device, count}} entries, got {slots!r}")
+        return None
+    for i, slot in enumerate(slots):
         if not isinstance(slot, Mapping) or "device" not in slot:
             check.add(where, f"storage[{i}]", "must be a mapping with 'device' and 'count'")
             continue
@@ -394,7 +398,10 @@ class Catalog:
         for path in paths:  # grows while files ``include`` others
             check = _Checker(str(path))
             try:
-                doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+                doc = yaml.safe_load(read_text(path, "catalog file"))
+            except TextFileError as exc:
+                problems.append(Problem(str(path), str(exc.line or ""), "", exc.reason))
+                continue
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
                 line = f"{mark.line + 1}" if mark is not None else ""

@@ -58,7 +58,7 @@ from perfmodel.solve import (
     solve_open,
 )
 from perfmodel.systems import HOOKS, SystemSpec, load_system
-from perfmodel.workload import Workload
+from perfmodel.workload import Workload, check_nodes
 
 IX = {name: i for i, name in enumerate(STATIONS)}
 #: page of a metadata / WAL I/O [B]
@@ -154,6 +154,7 @@ class Inputs:
 def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inputs:
     """Broadcast every argument to the configurations and resolve catalog, system and knobs."""
     params = load_parameters(params)
+    nodes = check_nodes(nodes)
     resolved = settings.resolve(knobs)
     platforms, platform_index = _as_platforms(platform)
     size, cfg = _broadcast(
@@ -331,6 +332,12 @@ def cpu(inp: Inputs) -> Cpu:
     devices = settings.fill(k["devices"], plat.devices).astype(float)
     cores_per_device = k["cores_per_device"].astype(float)
     cores = np.where(np.isfinite(cores_per_device), np.minimum(cores, cores_per_device * devices), cores)
+    if (cores < 1).any():
+        i = int(np.argmax(cores < 1))
+        raise ValueError(
+            f"cores_per_device: {cores_per_device[i]:g} x {devices[i]:g} devices leaves {cores[i]:g} cores; "
+            "at least 1 is needed"
+        )
     per_device = _daemons_per_device(inp)
     idle = np.where(inp.sys.has_daemons, _daemon_idle(inp) * per_device * devices, 0.0)
     cores_avail = np.maximum(cores - idle, 0.05)  # cores left for requests [count]

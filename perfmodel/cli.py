@@ -9,11 +9,16 @@ parameters, and report every figure predicted vs recorded) and ``report``
 (what ``make run`` runs), ``notebooks list|run`` (the papermill notebooks over
 a parameter grid, see :mod:`perfmodel.batch`).
 Each verb that prints a table takes ``--format table|csv|json``.
+
+Exit status: 0 done; 1 done, but some notebook runs failed; 2 a bad request (a
+usage error, or an input a check rejected: one line ``perfmodel VERB: error:
+...`` naming the file and field); 130 interrupted (Ctrl-C), with what was kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +31,12 @@ from perfmodel.report import emit as _emit
 from perfmodel.workload import load_workload_file
 
 FORMATS = ("table", "csv", "json")
+#: exit status of a request a check rejected (argparse's usage errors exit 2 as well)
+EXIT_BAD_INPUT = 2
+#: exit status after Ctrl-C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
+#: ``notebooks run`` asks before more runs than this when a person is at the terminal
+CONFIRM_RUNS = 20
 
 
 def _cmd_platforms(args: argparse.Namespace) -> int:
@@ -43,8 +54,16 @@ def _cmd_networks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _figures(path, catalog, option: str):
+    """Recorded figures from ``path`` (None: the shipped ones); an error when there are none."""
+    frame = benchmarks.load_benchmarks(path, catalog=catalog)
+    if frame.empty:
+        raise ValueError(f"{option} {path}: holds no figures (a header only?)")
+    return frame
+
+
 def _cmd_data(args: argparse.Namespace) -> int:
-    frame = benchmarks.load_benchmarks(args.path, catalog=_user_catalog(args))
+    frame = _figures(args.path, _user_catalog(args), "--path")
     if args.list:
         cols = [
             "figure_id",
@@ -129,11 +148,21 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         params=args.params,
         scheduler=args.scheduler,
         workers=args.workers,
-        progress=sys.stderr.isatty(),
+        progress=True,  # a bar on a terminal, a line every 10 s in a log (long grids only)
         **knobs,
     ).drop(columns="configuration")
-    _emit(frame if args.format != "table" else frame[PREDICT_TABLE].round(3), args.format)
+    _emit(frame if args.format != "table" else frame[_table_columns(frame)].round(3), args.format)
     return 0
+
+
+def _table_columns(frame, columns=None) -> list[str]:
+    """The printed columns: :data:`PREDICT_TABLE`, with the offered load (``arrival_rate``,
+    open arrivals) beside the throughput where a row has one -- a saturated row's throughput
+    is the capacity, below it."""
+    cols = list(columns or PREDICT_TABLE)
+    if frame["arrival_rate"].notna().any():
+        cols.insert(cols.index("throughput_ops_s"), "arrival_rate")
+    return cols
 
 
 SIMULATE_TABLE = [
@@ -170,7 +199,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         **knobs,
     )
     frame = result.summary
-    _emit(frame if args.format != "table" else frame[SIMULATE_TABLE].round(3), args.format)
+    _emit(
+        frame if args.format != "table" else frame[_table_columns(frame, SIMULATE_TABLE)].round(3),
+        args.format,
+    )
     for i, text in enumerate(frame.get("replication_warning", [])):
         if text:
             print(f"configuration {i}: {text}", file=sys.stderr)
@@ -185,12 +217,14 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from perfmodel.calibration import DEFAULT_FREE, calibrate, save_parameter_set
     from perfmodel.catalog import Catalog, default_catalog
 
+    if args.out and not Path(args.out).resolve().parent.is_dir():  # before a fit of minutes, not after
+        raise FileNotFoundError(f"--out {args.out}: folder {Path(args.out).resolve().parent} does not exist")
     user_catalog = _user_catalog(args)
     if args.platform:
         user_catalog = Catalog.from_files(
             [Path(p) for p in args.platform], base=user_catalog or default_catalog()
         )
-    data = benchmarks.load_benchmarks(args.data, catalog=user_catalog) if args.data else None
+    data = _figures(args.data, user_catalog, "--data") if args.data else None
     free = [k.strip() for k in args.free.split(",") if k.strip()] if args.free else list(DEFAULT_FREE)
     result = calibrate(
         data,
@@ -219,7 +253,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from perfmodel import validation
 
     catalog = _user_catalog(args)
-    data = benchmarks.load_benchmarks(args.data, catalog=catalog) if args.data else None
+    data = _figures(args.data, catalog, "--data") if args.data else None
     if args.cached:
         if args.cv is None or data is not None or args.params or args.start or catalog is not None:
             raise ValueError("--cached: takes --cv and the shipped figures and parameter sets only")
@@ -316,17 +350,47 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
         spec["grid"].pop(key, None)
         fixed[key] = batch.parse_value(value)
     notebooks = args.notebook or spec["notebooks"] or [p.name for p in batch.list_notebooks()]
+    paths = [batch.resolve_notebook(nb) for nb in notebooks]
+    axes = {k: len(v) for k, v in spec["grid"].items() if isinstance(v, list)}
+    runs = len(paths) * math.prod(axes.values())
+    shape = " x ".join([f"{len(paths)} notebooks"] + [f"{n} {k}" for k, n in axes.items()])
+    if args.max_runs < 1:
+        raise ValueError(f"--max-runs: must be a whole number >= 1, got {args.max_runs}")
+    if runs > args.max_runs:
+        raise ValueError(
+            f"the grid makes {runs:,} runs ({shape}), more than --max-runs {args.max_runs:,}; "
+            "narrow the grid or raise --max-runs"
+        )
+    for path in paths:
+        print(f"notebook {path}", file=sys.stderr)
+    print(f"{runs:,} runs ({shape}) into {Path(args.out).resolve()}", file=sys.stderr, flush=True)
+    if runs > CONFIRM_RUNS and not args.yes and sys.stdin.isatty():
+        answer = input(f"run {runs:,} notebook runs? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing run", file=sys.stderr)
+            return 0
     jobs = batch.plan_jobs(
-        notebooks, batch.expand(spec["grid"], fixed), args.out, timeout_s=args.timeout, html=not args.no_html
-    )
-    records = batch.run_batch(
-        jobs,
+        [str(p) for p in paths],
+        batch.expand(spec["grid"], fixed),
         args.out,
-        workers=args.workers,
-        scheduler=args.scheduler,
-        force=args.force,
-        progress=sys.stderr.isatty(),
+        timeout_s=args.timeout,
+        html=not args.no_html,
     )
+    from perfmodel.execution import Interrupted
+
+    try:
+        records = batch.run_batch(
+            jobs, args.out, workers=args.workers, scheduler=args.scheduler, force=args.force, progress=True
+        )
+    except Interrupted as stop:
+        finished = sum(stop.done)
+        print(
+            f"perfmodel notebooks: interrupted: {finished} of {len(stop.done)} runs finished this time "
+            f"and are kept ({Path(args.out) / batch.SUMMARY_CSV}); run the same command again to resume "
+            "(finished runs are reused)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     failed = [r for r in records if r["status"] != "ok"]
     reused = sum(bool(r["reused"]) for r in records)
     for r in records:
@@ -339,6 +403,22 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
         f"summary: {Path(args.out) / batch.SUMMARY_CSV}"
     )
     return 1 if failed else 0
+
+
+def _whole(least: int):
+    """An argparse type: a whole number >= ``least`` (a usage error naming the option otherwise)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}")
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -433,8 +513,10 @@ def build_parser() -> argparse.ArgumentParser:
     simv.add_argument(
         "--warmup", type=int, default=None, help="warm-up requests per replication (default requests / 10)"
     )
-    simv.add_argument("--replications", type=int, default=5, help="independent replications (default 5)")
-    simv.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    simv.add_argument(
+        "--replications", type=_whole(1), default=5, help="independent replications (default 5)"
+    )
+    simv.add_argument("--seed", type=_whole(0), default=0, help="random seed (default 0)")
     with_execution(simv)
     with_catalog(simv)
     simv.set_defaults(func=_cmd_simulate)
@@ -453,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="start",
         help="log-normal priors around the starting values (default) or none",
     )
-    cal.add_argument("--max-evaluations", type=int, default=60, help="cap on optimiser evaluations")
+    cal.add_argument("--max-evaluations", type=_whole(1), default=60, help="cap on optimiser evaluations")
     cal.add_argument("--out", default=None, help="write the fitted parameter set (JSON) here")
     with_catalog(cal)
     cal.set_defaults(func=_cmd_calibrate)
@@ -527,7 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     nbr.add_argument("--grid", default=None, help="grid YAML (see notebooks/grids/)")
     nbr.add_argument("--out", default="out/notebooks", help="output folder (default: out/notebooks)")
-    nbr.add_argument("--workers", type=int, default=1, help="notebooks run at once (default 1)")
+    nbr.add_argument("--workers", type=_whole(1), default=1, help="notebooks run at once (default 1)")
     nbr.add_argument(
         "--scheduler",
         default=None,
@@ -544,6 +626,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     nbr.add_argument("--timeout", type=float, default=600.0, help="per-cell timeout [s] (default 600)")
     nbr.add_argument("--no-html", action="store_true", help="skip the HTML export")
+    nbr.add_argument(
+        "--max-runs",
+        type=int,
+        default=1000,
+        help="refuse a grid of more runs than this (default 1000)",
+    )
+    nbr.add_argument(
+        "--yes", action="store_true", help=f"do not ask before more than {CONFIRM_RUNS} runs on a terminal"
+    )
     nbv.set_defaults(func=_cmd_notebooks)
     sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
     return parser
@@ -587,8 +678,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (DataError, UnknownNameError, FileNotFoundError, ValueError, KeyError) as exc:
-        print(f"perfmodel {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no repr quotes
+        if isinstance(exc, DataError) and len(exc.problems) == 1:  # one problem: one line
+            message = exc.problems[0]
+        print(f"perfmodel {args.command}: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt as stop:
+        print(f"perfmodel {args.command}: interrupted ({stop or 'Ctrl-C'})", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -59,3 +59,53 @@ class UnknownNameError(KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return str(self.args[0])
+
+
+class InputError(ValueError):
+    """A request or input file a check rejected; the message names the file (and line)
+    and the field, and says what is allowed."""
+
+
+class TextFileError(InputError):
+    """A file that is not UTF-8 text: ``path``, ``line`` (0: unknown) and ``reason``."""
+
+    def __init__(self, what: str, path, line: int, reason: str):
+        self.path, self.line, self.reason = str(path), line, reason
+        super().__init__(f"{what} {path}{f':{line}' if line else ''}: {reason}")
+
+
+#: byte-order marks of encodings perfmodel does not read, with their names
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def read_text(path, what: str = "file") -> str:
+    """The text of a UTF-8 file (a UTF-8 byte-order mark, as Excel writes, is dropped).
+
+    Raises :class:`FileNotFoundError` naming ``what`` and the path when it cannot be
+    read, and :class:`InputError` for a binary file or another encoding (UTF-16 / 32
+    by their byte-order marks, else the offset of the first byte that is not UTF-8).
+    """
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise FileNotFoundError(f"{what} {p}: {exc.strerror or exc}") from None
+    for bom, name in _OTHER_BOMS:
+        if raw.startswith(bom):
+            raise TextFileError(what, p, 0, f"is {name} text; save it as UTF-8")
+    if b"\x00" in raw:
+        raise TextFileError(what, p, 0, "is not a text file (it holds NUL bytes)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise TextFileError(
+            what, p, line, f"byte 0x{raw[exc.start]:02x} is not UTF-8 text; save the file as UTF-8"
+        ) from None

@@ -48,6 +48,7 @@ import math
 import os
 import signal
 import sys
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
@@ -231,8 +232,9 @@ def map_tasks(
     min_chunk : the fewest tasks per unit with the default grouping: make a
         unit last >= ~0.3 s when tasks are tiny (per-unit overhead: 0.2 ms
         on the local pool, 2-4 ms on Dask; ``docs/distributed.md``).
-    progress : a tqdm bar over tasks (default: when stderr is a terminal);
-        with Dask the dashboard link is printed too.
+    progress : a tqdm bar over tasks where stderr is a terminal, else a line every
+        10 s once the work has lasted that long (:class:`LineProgress`); default
+        on; with Dask the dashboard link is printed too.
     desc, unit : the bar's label and unit.
     retries : restarts of a broken local pool; on Dask, retries of a failed
         unit (a lost worker's units are rescheduled by Dask regardless).
@@ -251,7 +253,7 @@ def map_tasks(
         raise ValueError(f"errors: must be one of {', '.join(ERRORS)}, got {errors!r}")
     tasks = list(tasks)
     backend, n_workers = choose_backend(len(tasks), scheduler, workers)
-    show = sys.stderr.isatty() if progress is None else bool(progress)
+    show = True if progress is None else bool(progress)
     run = _Run(fn, tasks, errors)
     with _bar(len(tasks), show, desc, unit) as bar:
         run.bar = bar
@@ -508,9 +510,52 @@ class _NoBar:
         return False
 
 
+class LineProgress:
+    """Progress for a log (stderr not a terminal): one line every ``every_s`` seconds.
+
+    Silent for work shorter than ``every_s``; otherwise ``desc: k / N unit (p%), t s
+    elapsed, about r s left`` every ``every_s`` seconds and once at the end.
+    """
+
+    def __init__(self, total: int, desc: str, unit: str, every_s: float = 10.0, stream=None):
+        self.total, self.desc, self.unit, self.every_s = total, desc, unit, every_s
+        self.stream = stream if stream is not None else sys.stderr
+        self.n = 0
+        self.start = self.last = time.monotonic()
+        self.printed = False
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self._line(now)
+
+    def _line(self, now: float) -> None:
+        elapsed = now - self.start
+        share = self.n / self.total if self.total else 1.0
+        left = f", about {elapsed / share - elapsed:,.0f} s left" if 0 < share < 1 else ""
+        print(
+            f"{self.desc}: {self.n:,} / {self.total:,} {self.unit}s ({share:.0%}), "
+            f"{elapsed:,.0f} s elapsed{left}",
+            file=self.stream,
+            flush=True,
+        )
+        self.last, self.printed = now, True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.printed:
+            self._line(time.monotonic())
+        return False
+
+
 def _bar(total: int, show: bool, desc: str, unit: str):
     if not show:
         return _NoBar()
+    if not sys.stderr.isatty():
+        return LineProgress(total, desc, unit)
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit)

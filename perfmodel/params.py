@@ -129,6 +129,10 @@ class ParameterSet:
             values[key] = float(value)
             if "unit" in entry:
                 lo, hi = entry.get("bounds", [-np.inf, np.inf])
+                if not float(lo) <= value <= float(hi):
+                    raise ValueError(
+                        f"{origin}: parameter {key!r} = {value:g} is outside its bounds [{lo}, {hi}]"
+                    )
                 info[key] = ParamInfo(
                     entry["unit"],
                     (float(lo), float(hi)),
@@ -160,11 +164,22 @@ def load_parameters(name_or_path: str | Path | ParameterSet | None = None) -> Pa
         if path.parent == _HERE:
             raise KeyError(f"unknown parameter set {text!r}; valid: {', '.join(list_parameter_sets())}")
         raise FileNotFoundError(f"parameter file not found: {path}")
+    from perfmodel.errors import read_text
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, "parameter file"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON: {exc}") from None
-    return ParameterSet.from_json(data, str(path))
+    loaded = ParameterSet.from_json(data, str(path))
+    if path.parent != _HERE:  # a user's file: every value within the documented bounds
+        shipped = load_parameters("default")
+        for key, value in loaded.values.items():
+            lo, hi = shipped.info[key].bounds if key in shipped.info else (-np.inf, np.inf)
+            if not lo <= value <= hi:
+                raise ValueError(
+                    f"{path}: parameter {key!r} = {value:g} is outside its documented bounds [{lo:g}, {hi:g}]"
+                )
+    return loaded
 
 
 # ---------------------------------------------------------------------------------------

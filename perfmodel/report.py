@@ -33,6 +33,7 @@ PREDICT_TABLE = [
     "util_cpu",
     "util_device",
     "bottleneck",
+    "saturated",
 ]
 
 #: the sizing table as printed (feasibility shows as an empty ``reason``)

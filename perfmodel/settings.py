@@ -118,6 +118,8 @@ def check(name: str, value) -> np.ndarray:
             arr = arr.astype(float)
         except (TypeError, ValueError):
             raise _bad(name, f"must be a number [{knob.unit}], got {value!r}") from None
+        if arr.ndim == 0 and np.isnan(arr):  # NaN means "unset" only inside an array
+            raise _bad(name, f"must be a finite number {'>=' if knob.zero else '>'} 0 [{knob.unit}], got nan")
         given = arr[~np.isnan(arr)]
         if not np.isfinite(given).all() or (given < 0 if knob.zero else given <= 0).any():
             raise _bad(

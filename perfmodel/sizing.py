@@ -39,10 +39,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from perfmodel import settings
 from perfmodel.catalog import Platform, load_platform
 from perfmodel.node import predict
 from perfmodel.params import ParameterSet
-from perfmodel.workload import Workload
+from perfmodel.workload import MAX_NODES, Workload
 
 #: the candidates of the mission: POWER8 S821LC / S822LC configurations, the x86 DL380, the Kunpeng R722
 DEFAULT_PLATFORMS = (
@@ -131,16 +132,16 @@ def _check_request(target_ops_s, slo_p99_ms, max_utilization, fill_limit, failur
             upper = f" and <= {high:g}" if high < math.inf else ""
             raise ValueError(f"{name}: must be {kind} {bound}{upper}, got {value!r}")
 
-    number("target_ops_s", target_ops_s, 0)
+    number("target_ops_s", target_ops_s, 0, 1e12)
     number("slo_p99_ms", slo_p99_ms, 0)
     number("max_utilization", max_utilization, 0, 1)
     number("fill_limit", fill_limit, 0, 1)
     number("failure_tolerance", failure_tolerance, 0, whole=True, open_low=False)
-    number("max_nodes", max_nodes, 1, whole=True, open_low=False)
+    number("max_nodes", max_nodes, 1, MAX_NODES, whole=True, open_low=False)
     if dataset_gib is not None:
-        number("dataset_gib", dataset_gib, 0, open_low=False)
+        number("dataset_gib", dataset_gib, 0, 1e24 / 2**30, open_low=False)
     if replication_factor is not None:
-        number("replication_factor", replication_factor, 1, whole=True, open_low=False)
+        number("replication_factor", replication_factor, 1, MAX_NODES, whole=True, open_low=False)
     if interval is not None:
         number("interval", interval, 0, 1 - 1e-12)
 
@@ -206,18 +207,31 @@ def size(
     if replication_factor is not None:
         changes["replication_factor"] = float(replication_factor)
     w = replace(workload, **changes)
+    if isinstance(platforms, str | Platform):
+        platforms = [platforms]
+    if len(platforms) == 0:
+        raise ValueError("platforms: give at least one platform (a catalog id, a YAML path or a Platform)")
     loaded = [p if isinstance(p, Platform) else load_platform(p) for p in platforms]
     terms = equal_terms(loaded, network, device)
     smt = knobs.pop("threads_per_core", None)
+    if smt is not None:
+        settings.check("threads_per_core", smt)
+        if np.ndim(smt) != 0:
+            raise ValueError(f"threads_per_core: one SMT mode for a sizing, got {smt!r}")
     candidates = [(p, t) for p in loaded for t in p.smt_modes if smt is None or float(t) == float(smt)]
-    grid = _Grid(candidates, w, int(max_nodes), int(failure_tolerance), system, params, terms, knobs)
-    ok = grid.constraints(slo_p99_ms, max_utilization, fill_limit)
-    rows = [grid.row(i, ok, slo_p99_ms, max_utilization, target_ops_s) for i in range(len(candidates))]
+    rows = []
+    if candidates:
+        grid = _Grid(candidates, w, int(max_nodes), int(failure_tolerance), system, params, terms, knobs)
+        ok = grid.constraints(slo_p99_ms, max_utilization, fill_limit)
+        rows = [grid.row(i, ok, slo_p99_ms, max_utilization, target_ops_s) for i in range(len(candidates))]
     rows += [_no_mode_row(p, smt, system, terms) for p in loaded if smt is not None and float(smt) not in
              map(float, p.smt_modes)]  # fmt: skip
     out = pd.DataFrame(rows)
     for col in ("nodes_lower", "nodes_upper", "latency_p99_ms_lower", "latency_p99_ms_upper"):
         out[col] = np.nan
+    for col in TABLE_COLUMNS + [f"nodes_for_{c}" for c in CONSTRAINTS]:  # every column, whatever the rows
+        if col not in out.columns:
+            out[col] = "" if col in ("binding", "bottleneck", "tail_regime", "reason") else np.nan
     if interval is not None and out.feasible.any():
         grid.add_ranges(out, float(interval), slo_p99_ms, max_utilization, fill_limit)
     if cost is not None:

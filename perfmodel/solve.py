@@ -394,6 +394,10 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
 def solve_open(net: Network, arrival_rate) -> Solution:
     """M/M/c stations at the offered load; saturated configurations flagged.
 
+    ``throughput`` is the offered rate, or where a station would run at utilisation
+    ``u >= 1`` the capacity ``rate / max u`` (what the bottleneck completes); the
+    utilisations are those of the offered load (above 1 where saturated).
+
     Per visit an FCFS c-server station makes a request wait ``W = C(c, c rho)
     s / (c (1 - rho))`` with ``s`` the mean service per visit (all classes and
     background work); a class waits ``v W`` per request for its ``v`` visits
@@ -421,8 +425,13 @@ def solve_open(net: Network, arrival_rate) -> Solution:
         ww = np.where(dw > 0, net.v_write * w_visit, 0.0)
     rr = np.where(dr > 0, wr + dr, 0.0)
     rw = np.where(dw > 0, ww + dw, 0.0)
+    # a saturated configuration completes what its bottleneck can: the offered rate over the
+    # largest utilisation it would need (the capacity; utilisations stay at the offered load)
+    peak = util.max(axis=1, initial=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        served = np.where(peak >= 1.0, x / np.where(peak >= 1.0, peak, 1.0), x)
     return Solution(
-        x,
+        served,
         rr,
         rw,
         wr,

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from perfmodel._data import data_dir
-from perfmodel.errors import DataError, Problem, UnknownNameError
+from perfmodel.errors import DataError, Problem, TextFileError, UnknownNameError, read_text
 
 THREADING = ("hashed", "pooled")
 SYNC_TARGETS = ("data", "log")
@@ -242,9 +242,11 @@ def _load_file(path: str, mtime_ns: int = 0) -> SystemSpec:  # mtime: an edited 
 
     problems: list[Problem] = []
     try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = read_text(path, "system spec")
+    except OSError as exc:
         raise DataError([Problem(path, "", "", f"cannot be read: {exc}")]) from None
+    except TextFileError as exc:
+        raise DataError([Problem(path, str(exc.line or ""), "", exc.reason)]) from None
     try:
         node = yaml.compose(raw)
         doc = yaml.safe_load(raw)

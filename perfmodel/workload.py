@@ -35,11 +35,32 @@ def _numeric(
     integer: bool = False,
     strict_lo: bool = False,
     allow_inf: bool = False,
+    why: str = "",
 ) -> Any:
+    """``value`` (a number or an array) as float, checked: a number, not NaN, finite, within
+    ``lo`` / ``hi``, whole where ``integer``; a ValueError naming ``name`` otherwise (``why``
+    says where an upper bound comes from)."""
+
+    def number_like(v) -> bool:  # YAML 1.1 reads 1e6 as the string '1e6': a number still
+        if isinstance(v, str):
+            try:
+                float(v)
+            except ValueError:
+                return False
+            return True
+        return not isinstance(v, bool | bytes | list | tuple | dict)
+
+    items = value if isinstance(value, list | tuple) else [value]
+    if not all(number_like(v) for v in items):
+        raise ValueError(f"{name}: expected a number (or a list of numbers), got {value!r}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+        raise ValueError(f"{name}: expected a number (or a list of numbers), got {value!r}") from None
+    if arr.size == 0:
+        raise ValueError(f"{name}: an empty list; give a number or a non-empty list")
+    if arr.ndim > 1:
+        raise ValueError(f"{name}: a number or a flat list of numbers, got {value!r}")
     if np.isnan(arr).any():
         raise ValueError(f"{name}: must not be NaN")
     if not allow_inf and np.isinf(arr).any():
@@ -50,7 +71,7 @@ def _numeric(
             op = ">" if strict_lo else ">="
             raise ValueError(f"{name}: must be {op} {lo:g}, got {value!r}")
     if hi is not None and (arr > hi).any():
-        raise ValueError(f"{name}: must be <= {hi:g}, got {value!r}")
+        raise ValueError(f"{name}: must be <= {hi:g}{f' ({why})' if why else ''}, got {value!r}")
     if integer and (np.isfinite(arr) & (arr != np.floor(arr))).any():
         raise ValueError(f"{name}: must be a whole number, got {value!r}")
     return float(arr) if arr.ndim == 0 else arr
@@ -60,6 +81,15 @@ def _numeric(
 #: 15 lines and receives the order's rows (TPC-C standard, clause 2.4.3's output screen: ~1 KB), never
 #: a database page (assumption from the screen layouts; the standard fixes the screens, not the bytes)
 TPCC_MESSAGE_BYTES = 1024.0
+#: the largest object, I/O or message a request may carry [B] (1 TiB)
+MAX_OBJECT_BYTES = 2.0**40
+#: the most nodes (and replicas) a cluster may have [count]
+MAX_NODES = 100_000.0
+
+
+def check_nodes(nodes, where: str = "") -> Any:
+    """Node counts: whole numbers in 1..:data:`MAX_NODES` (a ValueError naming ``nodes``)."""
+    return _numeric(nodes, f"{where}nodes", lo=1.0, integer=True, hi=MAX_NODES)
 
 
 @dataclass(frozen=True)
@@ -119,32 +149,40 @@ class Workload:
                 f"key_distribution: must be one of {', '.join(DISTRIBUTIONS)}, got {self.key_distribution!r}"
             )
         put("read_fraction", _numeric(self.read_fraction, "read_fraction", lo=0.0, hi=1.0))
-        put("object_bytes", _numeric(self.object_bytes, "object_bytes", lo=0.0, strict_lo=True))
-        put("dataset_bytes", _numeric(self.dataset_bytes, "dataset_bytes", lo=0.0))
+        size = dict(lo=0.0, strict_lo=True, hi=MAX_OBJECT_BYTES, why="1 TiB: larger is not one request")
+        put("object_bytes", _numeric(self.object_bytes, "object_bytes", **size))
+        put(
+            "dataset_bytes", _numeric(self.dataset_bytes, "dataset_bytes", lo=0.0, hi=1e24, why="a yottabyte")
+        )
         io = self.object_bytes if self.io_bytes is None else self.io_bytes
-        put("io_bytes", _numeric(io, "io_bytes", lo=0.0, strict_lo=True))
+        put("io_bytes", _numeric(io, "io_bytes", **size))
         msg = self.message_bytes
         msg = (TPCC_MESSAGE_BYTES if self.operation == "tpcc" else self.io_bytes) if msg is None else msg
-        put("message_bytes", _numeric(msg, "message_bytes", lo=0.0, strict_lo=True))
-        put("zipf_s", _numeric(self.zipf_s, "zipf_s", lo=0.0))
-        put("think_time_s", _numeric(self.think_time_s, "think_time_s", lo=0.0))
+        put("message_bytes", _numeric(msg, "message_bytes", **size))
+        put(
+            "zipf_s",
+            _numeric(self.zipf_s, "zipf_s", lo=0.0, hi=100.0, why="beyond, every request hits one key"),
+        )
+        put("think_time_s", _numeric(self.think_time_s, "think_time_s", lo=0.0, hi=86400.0, why="a day"))
         put(
             "threads_per_client",
-            _numeric(self.threads_per_client, "threads_per_client", lo=1.0, integer=True),
+            _numeric(self.threads_per_client, "threads_per_client", lo=1.0, integer=True, hi=1e6),
         )
-        put("iodepth", _numeric(self.iodepth, "iodepth", lo=1.0, integer=True))
+        put(
+            "iodepth", _numeric(self.iodepth, "iodepth", lo=1.0, integer=True, hi=65536.0, why="NVMe's limit")
+        )
         put(
             "replication_factor",
-            _numeric(self.replication_factor, "replication_factor", lo=1.0, integer=True),
+            _numeric(self.replication_factor, "replication_factor", lo=1.0, integer=True, hi=MAX_NODES),
         )
         if (self.clients is None) == (self.arrival_rate is None):
             raise ValueError(
                 "clients: give exactly one of clients (closed loop) and arrival_rate (open loop)"
             )
         if self.clients is not None:
-            put("clients", _numeric(self.clients, "clients", lo=1.0, integer=True))
+            put("clients", _numeric(self.clients, "clients", lo=1.0, integer=True, hi=1e9))
         else:
-            put("arrival_rate", _numeric(self.arrival_rate, "arrival_rate", lo=0.0, strict_lo=True))
+            put("arrival_rate", _numeric(self.arrival_rate, "arrival_rate", lo=0.0, strict_lo=True, hi=1e12))
         _ = self.acks  # validates the consistency level against the replication factor
 
     # ------------------------------------------------------------------ derived
@@ -190,7 +228,7 @@ class Workload:
             if key in data:
                 if target in data:
                     raise ValueError(f"{key}: give either {key} or {target}, not both")
-                data[target] = np.asarray(data.pop(key), dtype=float) * factor
+                data[target] = np.asarray(_numeric(data.pop(key), key), dtype=float) * factor
         valid = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - valid)
         if unknown:
@@ -242,11 +280,11 @@ def load_workload_file(path: str) -> dict:
 
     import yaml
 
+    from perfmodel.errors import read_text
+
+    text = read_text(path, "workload file")
     try:
-        with open(path, encoding="utf-8") as handle:
-            doc = yaml.safe_load(handle)
-    except OSError as exc:
-        raise FileNotFoundError(f"workload file {path}: {exc.strerror}") from None
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ValueError(f"workload file {path}: not valid YAML: {exc}") from None
     if not isinstance(doc, dict) or "workload" not in doc or "system" not in doc:
@@ -256,8 +294,22 @@ def load_workload_file(path: str) -> dict:
     unknown = set(doc) - {"system", "nodes", "workload", "knobs"}
     if unknown:
         raise ValueError(f"workload file {path}: unknown key {sorted(unknown)[0]!r}")
+    for key in ("workload", "knobs"):
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            raise ValueError(
+                f"workload file {path}: '{key}' must be a mapping of name: value, "
+                f"got {type(doc[key]).__name__}"
+            )
+    if not isinstance(doc["system"], str) or not doc["system"]:
+        raise ValueError(f"workload file {path}: 'system' must be a system id or a spec file path")
+    from perfmodel import settings
+
+    knobs = dict(doc.get("knobs") or {})
     try:
         workload = Workload.from_dict(doc["workload"] or {})
+        nodes = check_nodes(doc.get("nodes", 1))
+        for name, value in knobs.items():
+            settings.check(str(name), value)
     except ValueError as exc:
         raise ValueError(f"workload file {path}: {exc}") from None
     system = str(doc["system"])
@@ -265,7 +317,7 @@ def load_workload_file(path: str) -> dict:
         system = str(Path(path).resolve().parent / system)  # a spec next to the workload file
     return {
         "system": system,
-        "nodes": doc.get("nodes", 1),
+        "nodes": nodes,
         "workload": workload,
-        "knobs": dict(doc.get("knobs") or {}),
+        "knobs": knobs,
     }

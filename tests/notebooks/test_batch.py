@@ -89,15 +89,83 @@ def test_bad_parameter_fails_fast_before_any_kernel(tmp_path, monkeypatch, capsy
     out = tmp_path / "out"
     code = main(["notebooks", "run", "05-sizing", "--out", str(out), "-p", "no_such_knob=1"])
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 2
     assert "05-sizing.ipynb" in err and "no_such_knob" in err
     assert not out.exists()
     grid = tmp_path / "g.yaml"
     grid.write_text("grid: {slo_p99_ms: [10, fast]}\n")
     code = main(["notebooks", "run", "05-sizing", "--grid", str(grid), "--out", str(out)])
     err = capsys.readouterr().err
-    assert code == 1 and "05-sizing.ipynb: parameter 'slo_p99_ms' expects float" in err
+    assert code == 2 and "05-sizing.ipynb: parameter 'slo_p99_ms' expects float" in err
     assert not out.exists()
+
+
+def _record(run: str, status: str = "ok", **results) -> dict:
+    return dict(notebook="a.ipynb", run=run, status=status, error="", duration_s=1.0,
+                output_dir=f"/o/{run}", reused=False, parameters={"x": run}, results=results)  # fmt: skip
+
+
+def test_summary_accumulates_runs_and_replaces_a_rerun_in_place(tmp_path):
+    path = tmp_path / "summary.csv"
+    batch.update_summary([_record("r1", value_ms=1.0), _record("r2", "failed")], path)
+    batch.update_summary([_record("r3", value_ms=3.0)], path)  # another grid into the same folder
+    batch.update_summary([_record("r2", value_ms=2.0, other=7)], path)  # r2 again, now ok, a new key
+    table = pd.read_csv(path)
+    assert list(table["run"]) == ["r1", "r2", "r3"]
+    assert list(table["status"]) == ["ok", "ok", "ok"] and list(table["value_ms"]) == [1.0, 2.0, 3.0]
+    assert table["other"].tolist()[1] == 7 and table["other"].isna().tolist() == [True, False, True]
+    batch.update_summary([], path)  # an interrupted batch that finished nothing keeps the rows
+    assert len(pd.read_csv(path)) == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.csv"]  # no temporary file left behind
+    path.write_text("not,a\nsummary\x00\n")
+    with pytest.raises(batch.GridError, match="summary.csv"):
+        batch.update_summary([_record("r4")], path)
+
+
+def test_notebooks_are_found_in_an_installed_layout(tmp_path, monkeypatch):
+    """A wheel ships them as perfmodel/_notebooks (pyproject force-include); list and resolve use it."""
+    pkg = tmp_path / "site" / "perfmodel"
+    (pkg / "_notebooks").mkdir(parents=True)
+    for name in ("01-a.ipynb", "05-sizing.ipynb"):
+        (pkg / "_notebooks" / name).write_text("{}")
+    monkeypatch.setattr(batch, "__file__", str(pkg / "batch.py"))
+    assert batch.notebook_dir() == pkg / "_notebooks"
+    assert [p.name for p in batch.list_notebooks()] == ["01-a.ipynb", "05-sizing.ipynb"]
+    assert batch.resolve_notebook("05") == pkg / "_notebooks" / "05-sizing.ipynb"
+    (pkg / "_notebooks" / "01-a.ipynb").unlink()
+    (pkg / "_notebooks" / "05-sizing.ipynb").unlink()
+    with pytest.raises(FileNotFoundError, match="installation is incomplete"):
+        batch.notebook_dir()
+
+
+def test_run_names_its_notebook_and_refuses_a_grid_over_max_runs(tmp_path, capsys):
+    grid = tmp_path / "g.yaml"
+    grid.write_text("grid: {target_ops_s: [1e5, 2e5, 3e5], slo_p99_ms: [5, 10, 20, 40]}\n")
+    out = tmp_path / "out"
+    code = main(["notebooks", "run", "05-sizing", "--grid", str(grid), "--out", str(out), "--max-runs", "10"])
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and "12 runs (1 notebooks x 3 target_ops_s x 4 slo_p99_ms)" in err
+        and "--max-runs 10" in err
+    )
+    assert not out.exists()
+
+
+def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path, capsys, monkeypatch):
+    from perfmodel.execution import Interrupted
+
+    def interrupted(jobs, out, **kw):
+        raise Interrupted([{"status": "ok"}, None], [True, False])
+
+    monkeypatch.setattr(batch, "run_batch", interrupted)
+    grid = tmp_path / "g.yaml"
+    grid.write_text("grid: {slo_p99_ms: [10, 20]}\n")
+    code = main(["notebooks", "run", "05-sizing", "--grid", str(grid), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 130 and "Traceback" not in err
+    assert "notebook " in err and "05-sizing.ipynb" in err  # which file runs
+    assert "1 of 2 runs finished" in err and "run the same command again to resume" in err
 
 
 # ---------------------------------------------------------------------- slow: real kernels
@@ -138,6 +206,9 @@ def test_a_failing_run_is_recorded_and_the_rest_resume(tmp_path, tiny_notebook):
     # --force re-runs everything
     code = main(["notebooks", "run", "--grid", str(grid), "--out", str(out), "--force", "-p", "fail_on=-1"])
     assert code == 0
-    forced = pd.read_csv(out / "summary.csv")
+    summary = pd.read_csv(out / "summary.csv")
+    assert len(summary) == 6  # the earlier runs' rows are kept beside the new ones
+    assert list(summary["param.fail_on"]) == [2, 2, 2, -1, -1, -1]
+    forced = summary[summary["param.fail_on"] == -1].reset_index(drop=True)
     assert (forced["status"] == "ok").all() and not forced["reused"].any()
     assert json.loads((out / "tiny" / forced["run"][1] / "summary.json").read_text()) == {"double": 4}

@@ -68,7 +68,7 @@ def test_data_on_a_bad_file_is_one_clear_error(capsys, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("figure_id,value\nx,1\n")
     code, out, err = run(capsys, "data", "--path", str(bad))
-    assert code == 1
+    assert code == 2
     assert "bad.csv:1: field 'source_id' required column is missing" in err
     assert "Traceback" not in err
 
@@ -121,11 +121,11 @@ def test_predict_verb_bad_input_is_one_clear_error(capsys, tmp_path):
         "--set",
         "cores=500",
     )
-    assert code == 1 and "cores: 500 is outside 1..96" in err and "Traceback" not in err
+    assert code == 2 and "cores: 500 is outside 1..96" in err and "Traceback" not in err
     bad = tmp_path / "w.yaml"
     bad.write_text("system: scylla\nworkload: {clients: 0}\n")
     code, _, err = run(capsys, "predict", str(bad), "--platform", "kunpeng-r722")
-    assert code == 1 and "clients" in err and "w.yaml" in err
+    assert code == 2 and "clients" in err and "w.yaml" in err
 
 
 def test_validate_verb_csv_has_the_figure_table_and_commented_summary(capsys):
@@ -152,7 +152,7 @@ def test_validate_verb_prints_the_stored_out_of_sample_run(capsys):
     assert "validation (cv=group)" in out and "refits: 6 from the priors, 6 converged" in out
     assert "ceph-write-path" in out  # the gaps with their mechanism
     code, _, err = run(capsys, "validate", "--cached")
-    assert code == 1 and "--cached" in err
+    assert code == 2 and "--cached" in err
 
 
 def test_calibrate_verb_writes_a_loadable_parameter_set(capsys, tmp_path):
@@ -202,4 +202,22 @@ def test_size_verb(capsys):
     code, _, err = run(
         capsys, "size", str(WORKLOADS / "scylla-read-heavy.yaml"), "--target-ops", "-5", "--slo-p99-ms", "50"
     )
-    assert code == 1 and "target_ops_s" in err
+    assert code == 2 and "target_ops_s" in err
+
+
+def test_table_shows_saturated_and_a_saturated_row_reports_the_capacity(tmp_path, capsys):
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        "system: scylla\nworkload: {operation: mixed, read_fraction: 0.8, arrival_rate: 5.0e6, "
+        "object_bytes: 1000, dataset_gib: 100, replication_factor: 3}\nnodes: [3, 12]\n"
+    )
+    assert main(["predict", str(path), "--platform", "power8-s821lc-10c", "--format", "csv"]) == 0
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    over, under = frame.iloc[0], frame.iloc[1]
+    assert over.saturated and not under.saturated
+    util = over[[c for c in frame.columns if c.startswith("util_")]].max()
+    assert util > 1 and over.throughput_ops_s == pytest.approx(5e6 / util, rel=1e-9)  # the capacity
+    assert under.throughput_ops_s == pytest.approx(5e6) and over.arrival_rate == 5e6
+    assert main(["predict", str(path), "--platform", "power8-s821lc-10c"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert "saturated" in header and header.index("arrival_rate") == header.index("throughput_ops_s") - 1

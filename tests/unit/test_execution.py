@@ -295,3 +295,22 @@ def test_a_script_read_from_stdin_runs_in_process_with_a_warning():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1, 2, 3]"
     assert "standard input" in out.stderr
+
+
+def test_line_progress_for_logs_is_silent_for_short_work_and_counts_long_work():
+    import io
+
+    from perfmodel.execution import LineProgress
+
+    quiet = io.StringIO()
+    with LineProgress(5, "runs", "run", every_s=3600, stream=quiet) as bar:
+        for _ in range(5):
+            bar.update(1)
+    assert quiet.getvalue() == ""  # shorter than the interval: nothing
+    log = io.StringIO()
+    with LineProgress(4, "notebooks", "run", every_s=0.0, stream=log) as bar:
+        bar.update(1)
+        bar.update(3)
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("notebooks: 1 / 4 runs (25%)") and "left" in lines[0]
+    assert lines[-1].startswith("notebooks: 4 / 4 runs (100%)") and "left" not in lines[-1]

@@ -105,3 +105,20 @@ def test_wheel_ships_the_catalog_and_data(tmp_path):
     cores, numa, platforms, figures = map(int, out.stdout.split())
     assert (cores, numa) == (96, 4)
     assert platforms >= 8 and figures > 150
+    # the notebooks ship too: listed and run from the installed package, outside the repository;
+    # the kernel imports the installed perfmodel (PYTHONPATH puts the wheel first)
+    cli = [str(env_python), "-m", "perfmodel.cli", "notebooks"]
+    env = {**os.environ, "PYTHONPATH": site}
+    listed = subprocess.run([*cli, "list"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split(":")[0] for line in listed.stdout.splitlines()] == [
+        p.name for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+    ]
+    run = subprocess.run(
+        [*cli, "run", "03-queue-depth", "--out", "nb", "--no-html", "-p", "queue_depths=[1, 32]"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert f"notebook {site}" in run.stderr  # it says which file runs: the installed one
+    summary = (tmp_path / "nb" / "summary.csv").read_text()
+    assert "03-queue-depth.ipynb" in summary and ",ok," in summary

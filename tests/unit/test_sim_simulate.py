@@ -216,7 +216,7 @@ def test_cli_simulate_verb(capsys):
     assert len(table) == 1 and table.replications.iloc[0] == 2
     assert {"throughput_ops_s_ci_low", "latency_p99_ms_ci_high"} <= set(table.columns)
     code = main(["simulate", str(workload), "--platform", "power8-s821lc-10c", "--requests", "0"])
-    assert code == 1 and "requests" in capsys.readouterr().err
+    assert code == 2 and "requests" in capsys.readouterr().err
 
 
 def test_intervals_of_positive_metrics_never_reach_below_zero_and_split_runs_are_named():
