@@ -123,7 +123,7 @@ def load_grid(path: str | Path) -> dict:
     except yaml.YAMLError as exc:
         raise GridError(f"grid file {path}: not valid YAML: {exc}") from None
     if doc is None:
-        doc = {}
+        raise GridError(f"grid file {path}: is empty; give 'grid:' axes (and optionally 'parameters:')")
     if not isinstance(doc, dict):
         raise GridError(f"grid file {path}: expected a mapping of parameter names to lists of values")
     if not set(doc) & set(GRID_KEYS):

@@ -219,6 +219,38 @@ _EXTRA_KEYS = {
     "devices": {"sources", "derived_from"},
     "networks": {"sources", "derived_from"},
 }
+#: fields with a floor above 0: (least value, why), in the file's units
+_MINIMUM = {
+    "internal_parallelism": (1.0, "I/Os the device serves at once, at least one"),
+    "base_ghz": (0.1, "a server core's clock"),
+    "turbo_ghz": (0.1, "a server core's clock"),
+    "read_latency_us": (0.1, "no storage device answers faster"),
+    "write_latency_us": (0.1, "no storage device answers faster"),
+    "latency_us": (0.01, "one way on a wire"),
+}
+#: physical upper bounds: (largest value, why), in the file's units -- a typo (MB/s for B/s,
+#: a missing decimal point) fails here instead of giving throughputs of 1e-7 or p99s of 1e13 ms
+_MAXIMUM = {
+    "base_ghz": (10.0, "a server core's clock"),
+    "turbo_ghz": (10.0, "a server core's clock"),
+    "sockets": (64, "sockets in one server"),
+    "cores": (8192, "cores in one server"),
+    "cores_per_socket": (1024, "cores in one socket"),
+    "threads_per_core": (16, "SMT modes up to 8 today"),
+    "threads": (65536, "hardware threads in one server"),
+    "numa_nodes": (256, "NUMA nodes in one server"),
+    "ram_gib": (1e6, "memory of one server"),
+    "capacity_gb": (1e7, "one device"),
+    "read_iops_4k": (1e8, "one device"),
+    "write_iops_4k": (1e8, "one device"),
+    "seq_read_mbs": (1e6, "1 TB/s, one device"),
+    "seq_write_mbs": (1e6, "1 TB/s, one device"),
+    "read_latency_us": (1e6, "a second per I/O"),
+    "write_latency_us": (1e6, "a second per I/O"),
+    "gbps": (1e5, "one link"),
+    "latency_us": (1e6, "a second one way"),
+}
+
 _SPECS = {"platforms": _PLATFORM_FIELDS, "devices": _DEVICE_FIELDS, "networks": _NETWORK_FIELDS}
 
 
@@ -287,6 +319,12 @@ def _convert_entry(kind: str, entry: Any, refs: Mapping[str, str], check: _Check
             continue
         if ftype == "int" and int(value) != value:
             check.add(where, key, f"must be a whole number, got {value!r}")
+            continue
+        if key in _MINIMUM and value < _MINIMUM[key][0]:
+            check.add(where, key, f"must be >= {_MINIMUM[key][0]:g} ({_MINIMUM[key][1]}), got {value!r}")
+            continue
+        if key in _MAXIMUM and value > _MAXIMUM[key][0]:
+            check.add(where, key, f"must be <= {_MAXIMUM[key][0]:g} ({_MAXIMUM[key][1]}), got {value!r}")
             continue
         if key not in sources:
             check.add(where, key, "has no entry in 'sources' (cite a reference or 'assumption: why')")

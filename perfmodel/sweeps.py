@@ -45,6 +45,7 @@ WORKLOAD_ARRAYS = (
     "object_bytes",
     "dataset_bytes",
     "io_bytes",
+    "message_bytes",
     "zipf_s",
     "clients",
     "threads_per_client",

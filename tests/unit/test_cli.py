@@ -221,3 +221,19 @@ def test_table_shows_saturated_and_a_saturated_row_reports_the_capacity(tmp_path
     assert main(["predict", str(path), "--platform", "power8-s821lc-10c"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
     assert "saturated" in header and header.index("arrival_rate") == header.index("throughput_ops_s") - 1
+
+
+def test_every_numeric_workload_field_sweeps_from_a_file(tmp_path, capsys):
+    """A list in any numeric workload field is a sweep through the chunked CLI path (message_bytes
+    was missing from the sweep's fields and crashed on a length mismatch)."""
+    from perfmodel.sweeps import WORKLOAD_ARRAYS
+
+    numeric = {"read_fraction", "object_bytes", "dataset_bytes", "io_bytes", "message_bytes", "zipf_s",
+               "clients", "threads_per_client", "iodepth", "think_time_s", "arrival_rate",
+               "replication_factor"}  # fmt: skip
+    assert numeric <= set(WORKLOAD_ARRAYS)
+    path = tmp_path / "w.yaml"
+    path.write_text("system: scylla\nworkload: {clients: 8, message_bytes: [1000, 2000]}\nnodes: 3\n")
+    assert main(["predict", str(path), "--platform", "power8-s821lc-10c", "--format", "csv"]) == 0
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(frame["message_bytes"]) == [1000, 2000]
