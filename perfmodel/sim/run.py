@@ -85,6 +85,8 @@ DEFAULT_REQUESTS = 100_000
 FLUSH_CYCLES = 5
 #: the automatic run length stops here [count] (~20 s per replication of the SimPy engine)
 MAX_AUTO_REQUESTS = 5_000_000
+#: requests one replication may simulate [count]: its records take ~50 B each (2.5 GB here)
+MAX_REQUESTS = 50_000_000
 #: a replication measuring fewer flushes per node than this gets a warning [count]
 MIN_FLUSH_CYCLES = 2.0
 
@@ -133,13 +135,22 @@ def _run_length_warning(cfg: SimConfig | None, measured: int) -> str:
 
 def _check_run_length(requests, warmup, replications) -> tuple[int, int, int]:
     def whole(value, name):
-        if isinstance(value, bool) or not float(value) == int(value):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if isinstance(value, bool | str) or not math.isfinite(number) or number != int(number):
             raise ValueError(f"{name}: must be a whole number, got {value!r}")
-        return int(value)
+        return int(number)
 
     requests = whole(requests, "requests")
     if requests <= 0:
         raise ValueError(f"requests: must be > 0, got {requests}")
+    if requests > MAX_REQUESTS:
+        raise ValueError(
+            f"requests: at most {MAX_REQUESTS:,} per replication (each keeps ~50 B of records), got "
+            f"{requests:,}; run more replications instead"
+        )
     warmup = requests // 10 if warmup is None else whole(warmup, "warmup")
     if warmup < 0:
         raise ValueError(f"warmup: must be >= 0, got {warmup}")
@@ -153,6 +164,25 @@ def _check_run_length(requests, warmup, replications) -> tuple[int, int, int]:
     if replications < 1:
         raise ValueError(f"replications: must be >= 1, got {replications}")
     return requests, warmup, replications
+
+
+def _check_settings(seed, level, engine, *, interval=None, family="gamma") -> None:
+    """A ValueError naming the argument: seed a whole number >= 0, level and interval in (0, 1),
+    engine and family among the known ones."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
+        raise ValueError(f"seed: must be a whole number >= 0, got {seed!r}")
+    for name, value in (("level", level), ("interval", interval)):
+        if name == "interval" and value is None:
+            continue
+        ok = isinstance(value, int | float | np.number) and not isinstance(value, bool)
+        if not (ok and 0 < float(value) < 1):
+            raise ValueError(f"{name}: must be a number in (0, 1), got {value!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    from perfmodel.sim.distributions import FAMILIES
+
+    if family not in FAMILIES:
+        raise ValueError(f"family: must be one of {', '.join(FAMILIES)}, got {family!r}")
 
 
 def replication_rng(seed: int, replication: int) -> np.random.Generator:
@@ -298,6 +328,7 @@ def simulate_config(
     """
     requests = auto_requests([cfg]) if requests is None else requests
     requests, warmup, replications = _check_run_length(requests, warmup, replications)
+    _check_settings(seed, level, engine)
     util = cfg.offered_utilization()
     if not cfg.closed and (util >= 1).any():
         k = int(np.nanargmax(util))
@@ -402,6 +433,7 @@ def simulate(
     from perfmodel import chain
 
     _check_run_length(DEFAULT_REQUESTS if requests is None else requests, warmup, replications)
+    _check_settings(seed, level, engine, interval=interval, family=family)
     model = chain.build(platform, workload, nodes=nodes, params=params, system=system, **knobs)
     analytic = chain.solve(model)
     size = model.size

@@ -199,3 +199,22 @@ def test_any_sizing_request_is_an_answer_or_an_error_naming_the_argument(arg, va
     assert len(out) > 0 and out["feasible"].dtype == bool
     assert (out.loc[~out.feasible, "reason"].str.len() > 0).all()  # every "no" says why
     assert not out.loc[out.feasible, ["nodes", "latency_p99_ms"]].isna().any().any()
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(
+    arg=st.sampled_from(
+        ["requests", "warmup", "replications", "seed", "level", "engine", "family", "interval"]
+    ),
+    value=anything,
+)
+def test_any_simulation_request_is_a_result_or_an_error_naming_the_argument(arg, value):
+    w = Workload(read_fraction=1.0, operation="read", object_bytes=1000.0, arrival_rate=1e5)
+    request = dict(requests=2_000, replications=2, keep_records=False, workers=1)
+    request[arg] = value
+    try:
+        result = perfmodel.simulate(PLATFORM, w, nodes=3, system="scylla", **request)
+    except ValueError as exc:
+        assert str(exc).startswith(arg) or arg in str(exc), exc
+        return
+    _checked(result.summary)
