@@ -156,6 +156,15 @@ def test_a_pool_that_keeps_breaking_gives_up(tmp_path):
     assert finished and set(finished) <= {x + 100 for x in range(8)}
 
 
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises():
+    """Python's own SIGINT handler for the test: a test run started in the background by a
+    non-interactive shell inherits SIGINT ignored, and Ctrl-C would then never arrive."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt_after(seconds: float) -> threading.Timer:
     timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
