@@ -299,8 +299,7 @@ def burst_starvation_mixed(duty, devices, y, log_ratio, b, w):
     """
     y = np.asarray(y, dtype=float)
     y_eff = np.maximum(y[:, None] * b - np.asarray(log_ratio, dtype=float)[:, None], 0.0)
-    lost = np.where(y_eff < 1e-3, y_eff**2 * (0.5 - y_eff / 6), y_eff + np.expm1(-y_eff))
-    mean_lost = (w * lost).sum(1)
+    mean_lost = (w * _lost(y_eff)).sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_burst = np.where(y > 0, mean_lost / np.where(y > 0, y, 1.0), 0.0)
     return np.minimum(devices * duty * per_burst, 1.0)
@@ -339,11 +338,15 @@ def burst_starvation(duty, devices, visits_per_backlog, population_ratio):
     return _starvation(d, k, y, np.log(np.maximum(ratio, 1.0)))
 
 
+def _lost(u):
+    """``u - 1 + e^-u`` (a burst's lost time in units of ``1 / lambda``), by its series where
+    ``u + expm1(-u)`` cancels."""
+    return np.where(u < 1e-3, u**2 * (0.5 - u / 6), u + np.expm1(-u))
+
+
 def _starvation(duty, devices, y, log_ratio):
     """:func:`burst_starvation` without input checks (the solver's inner loop)."""
-    y_eff = np.maximum(y - log_ratio, 0.0)
-    # y' - 1 + e^-y' = y' + expm1(-y'), by its series where that cancels
-    lost = np.where(y_eff < 1e-3, y_eff**2 * (0.5 - y_eff / 6), y_eff + np.expm1(-y_eff))
+    lost = _lost(np.maximum(y - log_ratio, 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         per_burst = np.where(y > 0, lost / np.where(y > 0, y, 1.0), 0.0)
     return np.minimum(devices * duty * per_burst, 1.0)
