@@ -40,6 +40,7 @@ AGGREGATES = ("mean", "min", "max", "median")
 RELATIONS = ("eq", "gt", "lt", "approx")
 READ_SOURCES = ("cache", "disk")
 NUMA_BINDINGS = ("bound", "unbound")
+CONSISTENCY_CHOICES = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM")
 
 #: metric -> unit dimensions it may be recorded in (relative units always allowed)
 METRICS: dict[str, tuple[str, ...]] = {
@@ -50,6 +51,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "latency_mean": ("time",),
     "latency_p95": ("time",),
     "latency_p99": ("time",),
+    "latency_p999": ("time",),
     "latency_max": ("time",),
     "time_per_op": ("time",),
     "completion_time": ("time",),
@@ -163,6 +165,45 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "network_id",
+        "network",
+        False,
+        "the network the load crosses, a catalog network id (blank: the platform's NIC; loopback: the "
+        "load generator runs on the server)",
+        config=True,
+    ),
+    Column(
+        "statements_per_op",
+        "int",
+        False,
+        "statements one reported operation runs (a sysbench oltp_read_only transaction: 14 SELECTs; "
+        "blank = 1, or the system's statements per TPC-C transaction)",
+        config=True,
+    ),
+    Column(
+        "target_rate",
+        "float",
+        False,
+        "a throttled (open-loop) load's target rate [ops/s] over the whole cluster (blank: closed loop); "
+        "the clients then only keep up with it",
+        config=True,
+    ),
+    Column(
+        "consistency",
+        "choice",
+        False,
+        "replicas a write waits for (Cassandra / ScyllaDB consistency level; blank: the system's default)",
+        CONSISTENCY_CHOICES,
+        config=True,
+    ),
+    Column(
+        "ec_profile",
+        "ec",
+        False,
+        "erasure-coding profile k+m (Ceph EC pools: k data and m coding chunks; blank: replicated)",
+        config=True,
+    ),
+    Column(
         "level",
         "choice",
         True,
@@ -222,6 +263,11 @@ def _parse_field(col: Column, text: str, catalog: Catalog, base: str = ".") -> t
         if any(not part or any(ch.isspace() for ch in part) for part in ids):
             return None, f"must be figure ids separated by ';', got {text!r}"
         return ";".join(ids), None
+    if kind == "ec":
+        k, plus, m = text.partition("+")
+        if not plus or not k.isdigit() or not m.isdigit() or int(k) < 1:
+            return None, f"must be an erasure-coding profile k+m (e.g. 4+2), got {text!r}"
+        return f"{int(k)}+{int(m)}", None
     if kind in ("id", "text", "unit", "baseline"):
         if kind == "id" and any(ch.isspace() for ch in text):
             return None, f"must not contain spaces, got {text!r}"
@@ -254,6 +300,11 @@ def _parse_field(col: Column, text: str, catalog: Catalog, base: str = ".") -> t
                 f"platform {text!r} is not in the hardware catalog; valid: "
                 + ", ".join(sorted(catalog.platforms))
             )
+        return text, None
+    if kind == "network":
+        if text not in catalog.networks:
+            valid = ", ".join(sorted(catalog.networks))
+            return None, f"network {text!r} is not in the hardware catalog; valid: {valid}"
         return text, None
     if kind == "device":
         if text not in catalog.devices:
@@ -427,6 +478,35 @@ def _read_csv(path: Path, catalog: Catalog, problems: list[Problem]) -> list[dic
     return rows
 
 
+#: file-name prefix of the public benchmark corpus (data/benchmarks/corpus_*.csv)
+CORPUS_PREFIX = "corpus_"
+
+
+def calibration_files() -> list[Path]:
+    """The shipped fit's figure files: the seed documents and their context (not ``corpus_*``)."""
+    return [p for p in benchmark_files() if not p.name.startswith(CORPUS_PREFIX)]
+
+
+def corpus_files() -> list[Path]:
+    """The public benchmark corpus: one file per published source (``corpus_*.csv``)."""
+    return [p for p in benchmark_files() if p.name.startswith(CORPUS_PREFIX)]
+
+
+def calibration_benchmarks() -> pd.DataFrame:
+    """The figures the shipped fit and its cross-validation use (:func:`calibration_files`).
+
+    The public corpus (:func:`corpus_benchmarks`) is kept out of that fit: its
+    figures of the seed systems are predicted zero-shot, and the systems only the
+    corpus describes are fitted on it source by source (:mod:`perfmodel.corpus`).
+    """
+    return load_benchmarks(calibration_files())
+
+
+def corpus_benchmarks() -> pd.DataFrame:
+    """The public benchmark corpus's figures (:func:`corpus_files`)."""
+    return load_benchmarks(corpus_files())
+
+
 def benchmark_files(path: str | Path | None = None) -> list[Path]:
     """The CSV files :func:`load_benchmarks` reads for ``path``."""
     base = data_dir() / "benchmarks" if path is None else Path(path)
@@ -457,7 +537,9 @@ def load_benchmarks(
     DataFrame, one row per figure: the schema's columns (missing optional
     numbers are NaN, missing text is ""), plus ``value_si`` and ``unit_si``
     (value converted to SI: 1/s, B/s, s, B, fractions; relative units
-    unchanged), ``file`` and ``line``.
+    unchanged), ``file`` and ``line``, ``family`` (the platform's architecture family:
+    power8, x86, kunpeng, arm) and ``collection`` (``seed``: the seed documents and their
+    context; ``corpus``: the public benchmark corpus, ``corpus_*.csv``).
 
     Raises
     ------
@@ -501,6 +583,11 @@ def load_benchmarks(
         if col.kind in ("int", "float", "fraction", "number"):
             frame[col.name] = frame[col.name].astype(float)
     frame["virtualized"] = frame["virtualized"].map(lambda v: v if isinstance(v, bool) else pd.NA)
+    arches = {p: catalog.platform(p).arch for p in set(frame["platform_id"]) if p}
+    frame["family"] = frame["platform_id"].map(lambda p: arches.get(p, ""))
+    frame["collection"] = [
+        "corpus" if Path(f).name.startswith(CORPUS_PREFIX) else "seed" for f in frame["file"]
+    ]
     return frame
 
 

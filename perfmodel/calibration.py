@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from perfmodel.benchmarks import load_benchmarks
+from perfmodel.benchmarks import calibration_benchmarks
 from perfmodel.compare import bound_sides, log_residuals, percent, recorded_values
 from perfmodel.figures import FigurePlan, predict_figures
 from perfmodel.params import ParameterSet, load_parameters
@@ -223,13 +223,15 @@ def calibrate(
     priors: dict[str, tuple[float, float]] | str | None = None,
     catalog=None,
     tol: float = 1e-10,
+    loss: str = "linear",
+    f_scale: float = 1.0,
 ) -> CalibrationResult:
     """Fit ``free`` parameters of ``params`` to recorded figures.
 
     Parameters
     ----------
-    benchmarks : figures to fit (default: every recorded figure,
-        :func:`perfmodel.load_benchmarks`); figures whose ``role`` is not in
+    benchmarks : figures to fit (default: the seed documents and their context,
+        :func:`perfmodel.benchmarks.calibration_benchmarks`); figures whose ``role`` is not in
         ``roles`` are reported but not fitted.
     params : the starting parameter set (name, path or set).
     free : parameter keys to fit; the others stay fixed.
@@ -245,6 +247,9 @@ def calibrate(
         has ``converged_`` False.
     catalog : a catalog with the user's own platforms (default: the shipped one).
     tol : ftol / xtol / gtol of the optimiser.
+    loss, f_scale : ``soft_l1`` makes the figures' residuals quadratic below ``f_scale``
+        (a log ratio) and linear beyond (the priors stay quadratic); ``linear`` (default)
+        is least squares.
 
     Raises
     ------
@@ -253,7 +258,7 @@ def calibrate(
     """
     started = time.perf_counter()
     params = _with_user_systems(load_parameters(params), benchmarks)
-    benchmarks = load_benchmarks() if benchmarks is None else benchmarks
+    benchmarks = calibration_benchmarks() if benchmarks is None else benchmarks
     free = list(free)
     for key in free:
         if key not in params.values:
@@ -282,8 +287,20 @@ def calibrate(
     with_x = objective.params_at
     plan, recorded, pct, sides = objective.plan, objective.recorded, objective.pct, objective.sides
 
+    if loss not in ("linear", "soft_l1"):
+        raise ValueError(f"loss: must be linear or soft_l1, got {loss!r}")
+
+    def robust(r):
+        """soft_l1 on the figures (not the priors): sqrt(rho(r)) with rho = 2 s^2 (sqrt(1 + (r/s)^2) - 1),
+        quadratic below ``f_scale`` and linear beyond, so a figure a missing mechanism puts 10x off
+        does not drag the fit (scipy's loss would also soften the priors)."""
+        if loss == "linear":
+            return r
+        z = np.nan_to_num(r / f_scale, nan=0.0, posinf=1e6, neginf=-1e6)
+        return np.sign(z) * f_scale * np.sqrt(2.0 * (np.sqrt(1.0 + z * z) - 1.0))
+
     def residuals(x):
-        return np.concatenate([objective.data_residuals(x), (x - prior_center) / prior_width])
+        return np.concatenate([robust(objective.data_residuals(x)), (x - prior_center) / prior_width])
 
     fit = optimize.least_squares(
         residuals,
@@ -394,7 +411,8 @@ def _code_digest(source: str) -> bytes:
 
 
 def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS) -> str:
-    """SHA-256 of a fit's inputs: recorded figures, starting set, hardware catalog, free list, priors.
+    """SHA-256 of a fit's inputs: recorded figures, starting set, the catalog entries they use,
+    free list, priors.
 
     The model code is not hashed: :func:`fit_check` compares what the code
     *computes* (the objective at the optimum), so a refactor that moves no
@@ -402,18 +420,42 @@ def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS
     """
     import hashlib
 
-    from perfmodel._data import data_dir
-    from perfmodel.benchmarks import benchmark_files
+    from perfmodel.benchmarks import calibration_files
 
     digest = hashlib.sha256()
-    for path in benchmark_files():
+    for path in calibration_files():
         digest.update(path.name.encode() + path.read_bytes())
     here = Path(__file__).resolve().parent
     digest.update((here / "parameters" / "default.json").read_bytes())
-    for path in sorted((data_dir() / "hardware").glob("*.yaml")):
-        digest.update(path.name.encode() + path.read_bytes())
+    for line in _catalog_entries_used():
+        digest.update(line.encode())
     digest.update(json.dumps([list(free), priors]).encode())
     return digest.hexdigest()
+
+
+def _catalog_entries_used() -> list[str]:
+    """The catalog entries the calibration figures resolve (their platforms, the devices and
+    networks those hold, and every device or network a figure or its baseline names), one
+    ``repr`` each in SI units: adding hardware no figure uses leaves the fit current."""
+    from perfmodel.benchmarks import calibration_benchmarks, parse_baseline
+    from perfmodel.catalog import default_catalog
+
+    catalog = default_catalog()
+    frame = calibration_benchmarks()
+    rows = frame.to_dict("records")
+    rows += [{**r, **parse_baseline(str(r["baseline"]))} for r in rows if r["baseline"]]
+    platforms = {str(r["platform_id"]) for r in rows if r.get("platform_id")}
+    devices = {str(r[c]) for r in rows for c in ("device_id", "wal_device_id") if r.get(c)}
+    networks = {str(r["network_id"]) for r in rows if r.get("network_id")}
+    for pid in platforms:
+        platform = catalog.platform(pid)
+        devices |= {slot.device for slot in platform.storage}
+        networks.add(str(platform.network))
+    return sorted(
+        [repr(catalog.platform(p)) for p in platforms]
+        + [repr(catalog.device(d)) for d in devices]
+        + [repr(catalog.network(n)) for n in networks]
+    )
 
 
 def fit_check(params: ParameterSet | str = "calibrated", free: Sequence[str] = DEFAULT_FREE) -> dict:
@@ -426,7 +468,7 @@ def fit_check(params: ParameterSet | str = "calibrated", free: Sequence[str] = D
     """
     params = load_parameters(params)
     start = load_parameters("default")
-    used, _ = usable_figures(load_benchmarks(), start, ("measured",))
+    used, _ = usable_figures(calibration_benchmarks(), start, ("measured",))
     objective = FigureObjective(used, start, free)
     x = np.log([params[k] for k in free])
     base = objective.data_residuals(x)
@@ -498,7 +540,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - exerci
     Without ``--fit-only`` (and without ``OUT``) also runs and stores the
     leave-one-group-out and leave-one-out cross-validation, the model
     discrepancy and docs/validation.md's tables
-    (:func:`perfmodel.validation_runs.regenerate`; minutes on two cores).
+    (:func:`perfmodel.validation_runs.regenerate`; minutes on two cores), then
+    the public corpus's per-system fits and tables (:mod:`perfmodel.corpus`).
     """
     import argparse
 
@@ -524,6 +567,9 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - exerci
         os.environ["PYTHONWARNINGS"] = "ignore:'perfmodel.calibration' found in sys.modules:RuntimeWarning"
 
         regenerate(workers=args.workers)
+        from perfmodel import corpus
+
+        corpus.main()  # the corpus systems' fits and the corpus tables depend on the shipped fit
     return 0
 
 

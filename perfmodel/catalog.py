@@ -29,7 +29,7 @@ import yaml
 from perfmodel._data import data_dir
 from perfmodel.errors import CatalogError, Problem, TextFileError, UnknownNameError, read_text
 
-ARCHES = ("power8", "x86", "kunpeng")
+ARCHES = ("power8", "power9", "power10", "x86", "kunpeng", "arm")
 INTERFACES = ("nvme", "sata", "optane-nvme")
 LAYOUTS = ("single", "raid0", "jbod")
 

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from perfmodel import cache as _cache
-from perfmodel import scaling, settings, storage
+from perfmodel import placement, scaling, settings, storage
 from perfmodel.catalog import Platform, load_network, load_platform
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.solve import (
@@ -110,6 +110,9 @@ class SystemArrays:
     sync_to_log: np.ndarray
     has_daemons: np.ndarray
     has_metadata_cache: np.ndarray
+    coordinator: np.ndarray
+    serial_command: np.ndarray
+    group_commit: np.ndarray
 
     def take(self, values) -> np.ndarray:
         """One value per spec, spread to the configurations."""
@@ -170,6 +173,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             "zipf_s": workload.zipf_s,
             "think_time_s": workload.think_time_s,
             "population": workload.concurrency if workload.closed else 1.0,
+            "iodepth": workload.iodepth if workload.closed else 1.0,
             "arrival_rate": workload.arrival_rate if not workload.closed else np.nan,
             "replication_factor": workload.replication_factor,
             "acks": workload.acks,
@@ -179,7 +183,8 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     knob_arrays = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
     for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
                 "zipf_s",
-                "think_time_s", "population", "arrival_rate", "replication_factor", "acks"):  # fmt: skip
+                "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
+                "acks"):  # fmt: skip
         cfg[key] = cfg[key].astype(float)
     nodes = cfg["nodes"]
     if (nodes < 1).any():
@@ -299,6 +304,9 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         sync_to_log=np.array([s.sync_writes_to == "log" for s in specs])[codes],
         has_daemons=flag("daemons"),
         has_metadata_cache=flag("metadata_cache"),
+        coordinator=flag("coordinator"),
+        serial_command=np.array([s.serial == "command" for s in specs])[codes],
+        group_commit=flag("group_commit"),
     )
 
 
@@ -351,7 +359,7 @@ def cpu(inp: Inputs) -> Cpu:
         1.0,
     )
     hz = plat.base_hz * params.lookup("ghz_factor", plat.arch)
-    sigma = inp.sys.parameter(params, "usl_sigma")
+    sigma = np.where(inp.sys.serial_command, _command_share(inp), inp.sys.parameter(params, "usl_sigma"))
     kappa = inp.sys.parameter(params, "usl_kappa")
     thread_hz = (
         hz
@@ -364,6 +372,21 @@ def cpu(inp: Inputs) -> Cpu:
     )
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
     return Cpu(tpc, cores, threads, thread_hz, devices, daemons, virt)
+
+
+def _command_share(inp: Inputs) -> np.ndarray:
+    """Amdahl's serial fraction of a system whose commands run on one thread [-]: the commands'
+    share of a request's CPU, ``c_cmd / (c_cmd + c_msg / iodepth)`` (the request messages, shared
+    by the commands pipelined in them, spread over the threads). With ``n`` threads the capacity
+    is ``n / (1 + sigma (n - 1))`` single threads: one thread's at ``n = 1``, the main thread's
+    ``1 / c_cmd`` as ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
+    f = inp.cfg["read_fraction"]
+    sys_, params = inp.sys, inp.params
+    read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
+    command = f * read + (1 - f) * write
+    message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(command + message > 0, command / (command + message), 0.0)
 
 
 def _check_smt(plat: PlatformArrays, tpc: np.ndarray) -> None:
@@ -545,7 +568,8 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     occ_w = storage.io_occupancy(io_bytes, data.parallelism, data.write_iops, data.seq_write)
     occ_wal, occ_wal_r = _wal_occupancies(wal, has_wal)
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
-    miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss")
+    statements = k["statements_per_op"].astype(float)  # page reads and dirty pages per statement
+    miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss") * statements
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
     sync = sys_.parameter(params, "sync_writes")
     # one synchronous write (WAL / deferred) goes to the WAL device when there is one; a
@@ -554,7 +578,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     sync_data = np.where(sys_.sync_to_log, 0.0, sync - sync_wal)
     meta = cache_.metadata_reads
     on_data = sys_.has_metadata_cache & ~has_wal
-    bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor")
+    bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor") * statements
     occ_bg = storage.io_occupancy(storage.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
     d_bg = bg_bytes_per_write / storage.FLUSH_IO_BYTES * occ_bg
     bg_bytes = (1 - cfg["read_fraction"]) * bg_bytes_per_write * cfg["replication_factor"] / cfg["nodes"]
@@ -640,8 +664,47 @@ class Paths:
     link: np.ndarray
 
 
+@dataclass(frozen=True)
+class ScaleOut:
+    """Placement imbalance (busiest over mean load) and the share of forwarded requests [-]."""
+
+    node_imbalance: np.ndarray
+    device_imbalance: np.ndarray
+    forwarded: np.ndarray
+
+
+def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
+    """The busiest node's and device's load over the mean, and coordinator forwarding
+    (:mod:`perfmodel.placement`): a ``ring`` places ``units`` tokens per node (a node holds
+    ``rf x units`` replica ranges); ``random`` places ``units`` placement groups per daemon,
+    replicas counted, so a node holds ``units x daemons`` and a device ``units x daemons per
+    device``."""
+    cfg, sys_ = inp.cfg, inp.sys
+    nodes, rf = cfg["nodes"], cfg["replication_factor"]
+    node_imb, dev_imb = np.ones(inp.size), np.ones(inp.size)
+    knob = inp.knobs["placement_units"].astype(float)
+    per_device = _daemons_per_device(inp)
+    for code, spec in enumerate(sys_.specs):
+        if spec.placement is None:
+            continue
+        m = sys_.codes == code
+        units = np.where(np.isfinite(knob[m]), knob[m], spec.placement.units)
+        if spec.placement.kind == "ring":
+            node_imb[m] = placement.imbalance(nodes[m], rf[m], rf[m] * units, "ring")
+            dev_imb[m] = node_imb[m]
+        else:
+            node_imb[m] = placement.imbalance(nodes[m], rf[m], units * cpu_.daemons[m], "random")
+            dev_imb[m] = placement.imbalance(
+                cpu_.devices[m] * nodes[m], rf[m], units * per_device[m], "random"
+            )
+    token_aware = inp.knobs["token_aware"].astype(float)
+    forwarded = np.where(sys_.coordinator, placement.forwarded_share(nodes, rf, token_aware), 0.0)
+    return ScaleOut(node_imb, dev_imb, forwarded)
+
+
 def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
-    """Network transfer, wire and stack latency, the VM I/O path, the redo-log flush, a client link."""
+    """Network transfer, wire and stack latency (and a round trip between replicas for writes that
+    wait for two or more), the VM I/O path, the redo-log flush, a client link."""
     params, plat, cfg, sys_ = inp.params, inp.plat, inp.cfg, inp.sys
     virt = cpu_.virtualization
     virt_io = np.select(
@@ -649,11 +712,17 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         [params["virt_io_overhead_s[untuned]"], params["virt_io_overhead_s[boost]"]],
         0.0,
     )
-    wire = np.where(sys_.remote, 2 * plat.net_latency + params["net_stack_s"], 0.0)
-    net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0)
+    statements = inp.knobs["statements_per_op"].astype(float)  # a round trip per statement
+    rtt = np.where(sys_.remote, 2 * plat.net_latency + params["net_stack_s"], 0.0)
+    wire = rtt * statements
+    # a write acknowledged by two or more replicas waits for one that is not the node the client
+    # reached: one more round trip between nodes (primary-copy Ceph, QUORUM / ALL writes)
+    replica_hop = np.where((cfg["acks"] >= 2) & (cfg["replication_factor"] >= 2), rtt, 0.0)
+    net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0) * statements
     log_bytes = sys_.take(
         [s.parameter(params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0 for s in sys_.specs]
     )
+    log_bytes = log_bytes * statements  # redo of every statement, flushed by the commit
     log = np.where(
         sys_.sync_to_log, dev.data.write_latency + log_bytes / dev.data.seq_write + virt_io, 0.0
     )  # the VM I/O path per synchronous I/O; a redo write pays it at the log
@@ -664,7 +733,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         net_read=net,
         net_write=net,
         fixed_read=wire + virt_io * dev.reads_per_read,
-        fixed_write=wire + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
+        fixed_write=wire + replica_hop + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
         log_write=log,
         log_files=inp.knobs["log_files"].astype(float),
         link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
@@ -689,8 +758,14 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     )  # fmt: skip
     cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
     hz, host = cpu_.thread_hz, dev.host_cost
-    read = (sys_.parameter(params, "cpu_cycles_read") + dev.reads_per_read * cyc_m + cyc_meta) / hz
-    write = (sys_.parameter(params, "cpu_cycles_write") + dev.reads_per_write * cyc_m + cyc_meta) / hz
+    statements = inp.knobs["statements_per_op"].astype(float)
+    # a request message (socket read, parse, reply write) per statement, shared by the commands a
+    # client pipelines in one message (its iodepth)
+    per_message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
+    op_r = (sys_.parameter(params, "cpu_cycles_read") + per_message) * statements
+    op_w = (sys_.parameter(params, "cpu_cycles_write") + per_message) * statements
+    read = (op_r + dev.reads_per_read * cyc_m + cyc_meta) / hz
+    write = (op_w + dev.reads_per_write * cyc_m + cyc_meta) / hz
     return Demands(
         cpu_read=read + dev.reads_per_read * host,
         cpu_write=write + (dev.sync_data + dev.reads_per_write) * host,
@@ -717,6 +792,7 @@ class NodeModel:
     devices: Devices
     paths: Paths
     demands: Demands = field(repr=False)
+    scale_out: ScaleOut | None = field(default=None, repr=False)
 
     @property
     def size(self) -> int:
@@ -724,23 +800,40 @@ class NodeModel:
         return self.inputs.size
 
 
-def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands) -> Network:
-    """The stations of :data:`perfmodel.solve.STATIONS`: demands, servers, multiplicity, visits."""
+def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so: ScaleOut) -> Network:
+    """The stations of :data:`perfmodel.solve.STATIONS`: demands, servers, multiplicity, visits.
+
+    A forwarded request (``so.forwarded`` of them) costs its coordinator
+    ``cpu_cycles_forward``, one more message transfer and one more network round trip;
+    a write's share is spread over its replicas' demands (the sum per request is one
+    forward). Placement imbalance scales each node's (device's) load to the busiest one's.
+    """
     size, k, cfg = inp.size, len(STATIONS), inp.cfg
-    nodes = cfg["nodes"]
+    nodes, rf = cfg["nodes"], cfg["replication_factor"]
+    fwd = so.forwarded
+    cyc_fwd = inp.sys.take(
+        [s.parameter(inp.params, "cpu_cycles_forward") if s.coordinator else 0.0 for s in inp.sys.specs]
+    )
+    fwd_cpu = fwd * cyc_fwd / cpu_.thread_hz  # [s] per request
+    hop = fwd * np.where(inp.sys.remote, 2 * inp.plat.net_latency + inp.params["net_stack_s"], 0.0)
     d_read, d_write = np.zeros((size, k)), np.zeros((size, k))
     servers, mult, scv = np.ones((size, k)), np.ones((size, k)), np.ones((size, k))
     rows = {
         # station: (read demand, write demand, servers, multiplicity, scv)
-        "network": (path.net_read, path.net_write, 1.0, nodes, 0.0),
-        "cpu": (dem.cpu_read, dem.cpu_write, np.where(inp.sys.hashed, 1.0, cpu_.threads),
+        "network": (path.net_read * (1 + fwd), path.net_write + fwd * path.net_read / rf, 1.0, nodes, 0.0),
+        "cpu": (dem.cpu_read + fwd_cpu, dem.cpu_write + fwd_cpu / rf,
+                np.where(inp.sys.hashed, 1.0, cpu_.threads),
                 np.where(inp.sys.hashed, cpu_.threads, 1.0) * nodes, 1.0),
         "device": (dev.d_read, dev.d_write, np.floor(dev.data.p_eff), cpu_.devices * nodes, 1.0),
         "wal": (dev.d_wal_read, dev.d_wal_write, np.where(dev.has_wal, np.floor(dev.wal.parallelism), 1.0),
                 nodes, 1.0),
-        "log": (0.0, path.log_write, path.log_files, nodes, 1.0),
+        # group commit: a flush takes every commit waiting, so commits do not queue for the log
+        # (as many flush slots as requests can be outstanding)
+        "log": (0.0, path.log_write,
+                np.where(inp.sys.group_commit, np.maximum(path.log_files, cfg["population"]), path.log_files),
+                nodes, 1.0),
         "client_link": (path.link, path.link, 1.0, 1.0, 0.0),
-        "fixed": (path.fixed_read, path.fixed_write, np.inf, 1.0, 0.0),
+        "fixed": (path.fixed_read + hop, path.fixed_write + hop, np.inf, 1.0, 0.0),
     }  # fmt: skip
     for name, (r, w, c, m, v) in rows.items():
         i = IX[name]
@@ -754,13 +847,17 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands) -> 
     v_write[:, IX["device"]] = dev.reads_per_write + dev.sync_data
     v_read[:, IX["wal"]] = np.where(inp.sys.has_metadata_cache & dev.has_wal, dev.metadata_reads, 0.0)
     v_write[:, IX["wal"]] = dev.sync_wal
+    imbalance = np.ones((size, k))
+    for name in ("network", "cpu", "wal", "log"):
+        imbalance[:, IX[name]] = so.node_imbalance
+    imbalance[:, IX["device"]] = so.device_imbalance
     b = dev.bursts
     return Network(
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write,
-        v_read=v_read, v_write=v_write,
+        v_read=v_read, v_write=v_write, imbalance=imbalance,
     )  # fmt: skip
 
 
@@ -776,7 +873,8 @@ def build_from(inp: Inputs) -> NodeModel:
     dev = devices(inp, cpu_, cache_)
     path = paths(inp, cpu_, dev)
     dem = demands(inp, cpu_, cache_, dev)
-    return NodeModel(network(inp, cpu_, dev, path, dem), inp, cpu_, cache_, dev, path, dem)
+    so = scale_out(inp, cpu_)
+    return NodeModel(network(inp, cpu_, dev, path, dem, so), inp, cpu_, cache_, dev, path, dem, so)
 
 
 def solve(model: NodeModel) -> Solution:
@@ -799,7 +897,7 @@ class Tails:
     mean_read: np.ndarray
     mean_write: np.ndarray
     mean: np.ndarray
-    quantiles: dict  # "p50" / "p95" / "p99" -> (read, write, overall)
+    quantiles: dict  # "p50" / "p95" / "p99" / "p999" -> (read, write, overall)
     burst_duty: np.ndarray
     #: share of requests that meet a flush burst (reads) or a memtable stall (writes) [-]: where it
     #: passes 1% the p99 moves from the service body into those waits (a step in the p99)
@@ -868,7 +966,7 @@ def _weighted(weight, value):
 
 
 def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size) -> dict:
-    """p50 / p95 / p99 of reads, writes and their mix (mixtures solved exactly where needed)."""
+    """p50 / p95 / p99 / p99.9 of reads, writes and their mix (mixtures solved exactly where needed)."""
     mean_r, mean_w = means
     has_r, has_w = f > 0, f < 1
     finite = np.isfinite(mean_r) & np.isfinite(mean_w)
@@ -891,7 +989,7 @@ def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size) -> dict:
     )
     (_, vr_mean, vr_var, shift_r), (_, vw_mean, vw_var, shift_w) = read_parts[0], write_parts[0]
     out = {}
-    for q, name in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99")):
+    for q, name in ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"), (0.999, "p999")):
         r_q = _class_quantile(q, shift_r, vr_mean, vr_var, need_r, read_sub)
         w_q = _class_quantile(q, shift_w, vw_mean, vw_var, need_w, write_sub)
         overall = np.where(has_r, r_q, w_q)
@@ -980,11 +1078,11 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
             "cache_hit_ratio": model.cache.data_hit,
             "throughput_ops_s": x,
             "latency_mean_ms": ms(t.mean),
-            **{f"latency_{q}_ms": ms(t.quantiles[q][2]) for q in ("p50", "p95", "p99")},
+            **{f"latency_{q}_ms": ms(t.quantiles[q][2]) for q in ("p50", "p95", "p99", "p999")},
             "read_latency_mean_ms": ms(t.mean_read, has_r),
-            **{f"read_latency_{q}_ms": ms(t.quantiles[q][0], has_r) for q in ("p50", "p95", "p99")},
+            **{f"read_latency_{q}_ms": ms(t.quantiles[q][0], has_r) for q in ("p50", "p95", "p99", "p999")},
             "write_latency_mean_ms": ms(t.mean_write, has_w),
-            **{f"write_latency_{q}_ms": ms(t.quantiles[q][1], has_w) for q in ("p50", "p95", "p99")},
+            **{f"write_latency_{q}_ms": ms(t.quantiles[q][1], has_w) for q in ("p50", "p95", "p99", "p999")},
             **util,
             "device_queue_depth": io.queue_depth,
             "device_read_iops": io.read_iops,

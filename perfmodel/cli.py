@@ -453,7 +453,8 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument(
         "--by",
         default="source_id,metric",
-        help="comma-separated columns to group by (default: source_id,metric)",
+        help="comma-separated columns to group by (default: source_id,metric; also system, family "
+        "(platform architecture), collection (seed / corpus))",
     )
     data.add_argument("--list", action="store_true", help="list every figure instead")
     with_catalog(data)

@@ -39,6 +39,7 @@ _CLIENT_METRICS = {
     "latency_mean": "latency_mean_ms",
     "latency_p95": "latency_p95_ms",
     "latency_p99": "latency_p99_ms",
+    "latency_p999": "latency_p999_ms",
 }
 _DEVICE_METRICS = {"iops", "bandwidth", "queue_depth", "utilization"}
 
@@ -61,10 +62,11 @@ def missing_load(row: Mapping[str, Any]) -> str:
         "latency_mean",
         "latency_p95",
         "latency_p99",
+        "latency_p999",
         "time_per_op",
     ):
         return ""
-    if _blank(row.get("clients")) and _blank(row.get("terminals")):
+    if _blank(row.get("clients")) and _blank(row.get("terminals")) and _blank(row.get("target_rate")):
         return "the load (clients or terminals) is not recorded"
     return ""
 
@@ -84,6 +86,11 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
 
     system = get("system")
     operation = get("operation", "mixed")
+    if get("ec_profile"):
+        raise ValueError(
+            f"ec_profile {get('ec_profile')}: erasure-coded pools are not modelled (missing mechanism: "
+            "k + m chunk writes, partial-stripe read-modify-write, k-chunk reads)"
+        )
     fields = dict(row)
     if operation == "tpcc":
         warehouses = float(get("warehouses", 100))
@@ -94,7 +101,8 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
             dataset_gb=warehouses * 0.1,
         )
     workload = Workload.from_benchmark(fields)
-    workload = replace(workload, consistency=write_consistency(str(system)))
+    level = get("consistency")
+    workload = replace(workload, consistency=str(level) if level else write_consistency(str(system)))
     knobs: dict[str, Any] = {}
     if not _blank(row.get("threads_per_core")):
         knobs["threads_per_core"] = float(row["threads_per_core"])
@@ -117,6 +125,18 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         knobs["numa_binding"] = row["numa_binding"] == "bound"
     if not _blank(row.get("client_link_gbps")):
         knobs["client_link_gbps"] = float(row["client_link_gbps"])
+    if not _blank(row.get("shards")):  # worker threads / shards the server ran
+        knobs["thread_cap"] = float(row["shards"])
+    if operation == "tpcc":
+        from perfmodel.systems import load_system
+
+        statements = load_system(str(system)).tpcc_statements
+        if statements != 1:
+            knobs["statements_per_op"] = statements
+    if not _blank(row.get("network_id")):
+        knobs["network"] = str(row["network_id"])
+    if not _blank(row.get("statements_per_op")):
+        knobs["statements_per_op"] = float(row["statements_per_op"])
     for key in ("osds_per_device", "cores_per_device", "log_files"):
         if not _blank(row.get(key)):
             knobs[key] = float(row[key])
@@ -156,7 +176,7 @@ def _value(out: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, str]:
     io_type = row.get("io_type") or ""
     op = row.get("operation")
     if level == "client":
-        if metric in ("latency_mean", "latency_p95", "latency_p99"):
+        if metric in ("latency_mean", "latency_p95", "latency_p99", "latency_p999"):
             column = _CLIENT_METRICS[metric]
             if op == "read":
                 column = "read_" + column
@@ -262,11 +282,19 @@ class FigurePlan:
                         configs.append(figure_config(_with_baseline(rec), catalog))
                         base = len(configs) - 1
                 except (ValueError, KeyError) as exc:
-                    reason = f"configuration cannot be built: {exc}"
+                    which = "baseline configuration" if index is not None else "configuration"
+                    reason = f"{which} cannot be built: {exc}"
+                    index = base = None  # a figure whose baseline cannot be built has no prediction
             self._rows.append((index, base))
             self.reasons.append(reason)
         self._configs = configs
-        self._call = _vector_call(configs) if configs else None
+        # one vectorised call per kind of load (closed loops, throttled open-loop runs)
+        self._groups = []
+        for closed in (True, False):
+            members = [i for i, c in enumerate(configs) if c["workload"].closed == closed]
+            if members:
+                self._groups.append((np.array(members), _vector_call([configs[i] for i in members])))
+        self._call = self._groups[0][1] if self._groups else None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -277,7 +305,10 @@ class FigurePlan:
         if self._call is None:
             return np.full(len(self.records), math.nan), list(self.reasons)
         try:
-            table = predict(params=params, **self._call).to_dict("records")
+            table: list = [None] * len(self._configs)
+            for members, call in self._groups:
+                for i, row in zip(members, predict(params=params, **call).to_dict("records"), strict=True):
+                    table[i] = row
         except (ValueError, KeyError):  # one configuration cannot be built: fall back row by row
             results = [predict_figure(rec, params) for rec in self.records]
             return np.array([r[0] for r in results], dtype=float), [r[1] for r in results]
@@ -303,7 +334,13 @@ def _vector_call(configs: list[dict[str, Any]]) -> dict[str, Any]:
         for name in _WORKLOAD_ARRAYS
     }
     acks = np.array([float(c["workload"].acks) for c in configs])
-    workload = Workload(operation="mixed", consistency=acks.astype(int), **fields)
+    if configs[0]["workload"].closed:
+        workload = Workload(operation="mixed", consistency=acks.astype(int), **fields)
+    else:  # throttled runs: open arrivals (no clients / threads / iodepth)
+        for name in ("clients", "threads_per_client", "iodepth", "think_time_s"):
+            fields.pop(name)
+        rate = np.array([c["workload"].arrival_rate for c in configs], dtype=float)
+        workload = Workload(operation="mixed", consistency=acks.astype(int), arrival_rate=rate, **fields)
     knobs = {}
     for key in sorted(set().union(*configs) & set(settings.KNOBS)):  # the knobs some figure sets
         knob = settings.KNOBS[key]

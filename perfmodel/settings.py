@@ -41,6 +41,8 @@ class Knob:
     empty: str = ""
     #: a ``number`` that may be 0 (finite, >= 0)
     zero: bool = False
+    #: largest allowed value of a ``number``
+    maximum: float = math.inf
 
 
 UNSET = object()  # default of knobs whose value comes from the platform or the model
@@ -84,12 +86,38 @@ KNOBS: dict[str, Knob] = {
         Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
         Knob("network", "id", "", UNSET, "network id of every node's NIC (default: the platform's)"),
         Knob(
+            "token_aware",
+            "number",
+            "-",
+            1.0,
+            "share of requests clients send straight to a replica, 0..1 (1: token-aware driver, "
+            "0: round robin, a non-replica coordinator forwards)",
+            zero=True,
+            maximum=1.0,
+        ),
+        Knob(
+            "statements_per_op",
+            "count",
+            "count",
+            1.0,
+            "statements one operation runs (a sysbench transaction: 14 SELECTs ...): CPU, page reads, "
+            "dirty pages and round trips per statement; one commit per operation",
+        ),
+        Knob(
+            "placement_units",
+            "number",
+            "count",
+            UNSET,
+            "placement units: tokens per node (ring) or placement groups per daemon (default: the system's)",
+        ),
+        Knob(
             "flush_size_scv",
             "number",
             "-",
             0.0,
             "squared coefficient of variation of flush sizes, >= 0 (0: one size; 1: exponential sizes)",
             zero=True,
+            maximum=100.0,
         ),
     )
 }
@@ -125,6 +153,8 @@ def check(name: str, value) -> np.ndarray:
             raise _bad(
                 name, f"must be a finite number {'>=' if knob.zero else '>'} 0 [{knob.unit}], got {value!r}"
             )
+        if (given > knob.maximum).any():
+            raise _bad(name, f"must be at most {knob.maximum:g} [{knob.unit}], got {value!r}")
         if knob.kind == "count" and ((given != np.floor(given)) | (given < 1)).any():
             raise _bad(name, f"must be a whole number >= 1, got {value!r}")
         return arr

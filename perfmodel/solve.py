@@ -84,9 +84,15 @@ class Network:
     load_write: np.ndarray | float = 0.0
     v_read: np.ndarray | None = None
     v_write: np.ndarray | None = None
+    #: busiest instance's load over the mean at each station [-] (>= 1; placement imbalance):
+    #: the solvers load every instance like the busiest, ``mult / imbalance`` instances' worth
+    imbalance: np.ndarray | float = 1.0
 
     def __post_init__(self) -> None:
         self.ack_mean, self.ack_var = ack_factors(self.copies, self.acks)
+        self.imbalance = np.array(np.broadcast_to(np.asarray(self.imbalance, dtype=float), self.d_read.shape))
+        if (self.imbalance < 1).any():
+            raise ValueError("imbalance: must be >= 1 (the busiest instance over the mean)")
         self.load_write = np.array(
             np.broadcast_to(np.asarray(self.load_write, dtype=float), self.d_write.shape)
         )
@@ -236,7 +242,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # replicas' waiting times (the work itself is the same on each replica)
     fr, fw, gw = f, 1 - f, (1 - f) * net.ack_mean
     dr, dw = net.d_read[:, qc], net.d_write[:, qc]
-    c, m = net.servers[:, qc], net.mult[:, qc]
+    c, m = net.servers[:, qc], (net.mult / net.imbalance)[:, qc]
     # service (with delays): R_k = D_k + wait_k, wait_k = D_k / c_k * A_k (Seidmann)
     service_r, service_w = net.d_read.sum(1), net.d_write.sum(1)
     duty_per_op = np.broadcast_to(np.asarray(net.burst_duty_per_op, dtype=float), n.shape)
@@ -410,7 +416,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     dr, dw = net.d_read, net.d_write
     visits = f * net.v_read + (1 - f) * copies * net.v_write
     work = f * dr + (1 - f) * copies * (dw + net.load_write)
-    util = np.where(delay, 0.0, x[:, None] * work / (c * net.mult))
+    util = np.where(delay, 0.0, x[:, None] * work * net.imbalance / (c * net.mult))
     saturated_k = util >= 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         # mean service per visit; visits below the smallest normal double count as none

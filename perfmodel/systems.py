@@ -24,6 +24,21 @@ daemons            one daemon per ``per_device_knob`` of a device, each keeping
 metadata_cache     a metadata cache beside the data (BlueStore onodes): parameters for the
                    data bytes per entry, the bytes an entry takes, device reads and CPU
                    cycles per miss
+placement          how data is spread over the cluster (:mod:`perfmodel.placement`):
+                   ``kind`` (``ring``: random tokens, ``units`` tokens per node;
+                   ``random``: CRUSH-like, ``units`` placement groups per daemon,
+                   replicas counted) -- the busiest node / device sets capacity
+coordinator        any node coordinates a request: a client that is not token-aware
+                   (knob ``token_aware`` < 1) reaches a non-replica node that forwards
+                   it (parameter ``cpu_cycles_forward``, one more network hop)
+group_commit       one log flush covers every commit waiting for it (InnoDB, PostgreSQL,
+                   openGauss): commits wait a flush but do not queue behind each other's
+serial             ``command``: every command runs on one thread (Redis's main thread); only
+                   the request messages (``cpu_cycles_message``) spread over the threads,
+                   so the threads scale by Amdahl's law with the commands' share as the
+                   serial fraction (replaces ``usl_sigma``)
+tpcc_statements    SQL statements of an average TPC-C transaction, for systems whose CPU and
+                   page costs are per statement (blank: 1, costs are per transaction)
 hooks              named behaviours data cannot express (:data:`HOOKS`)
 parameters         defaults for the system's parameters (``name: {value, unit, bounds,
                    source}``) where the parameter set has no ``name[id]``
@@ -34,7 +49,9 @@ Per-system parameters are looked up as ``name[id]`` in the parameter set:
 ``cpu_cycles_read``, ``cpu_cycles_miss``, ``cpu_cycles_write`` [cycles],
 ``device_reads_per_miss`` [count], ``sync_writes`` [count per write],
 ``background_write_factor`` [bytes per user byte], ``memtable_bytes`` [B],
-``cache_share_of_ram`` [-], and optionally ``usl_sigma`` / ``usl_kappa``.
+``cache_share_of_ram`` [-], and optionally ``usl_sigma`` / ``usl_kappa`` and
+``cpu_cycles_message`` [cycles] (a request message's socket read, parse and reply
+write, shared by the commands a client pipelines in one message: its iodepth).
 A user's spec gives their defaults under ``parameters``.
 """
 
@@ -68,7 +85,7 @@ REQUIRED_PARAMETERS = (
     "cache_share_of_ram",
 )
 #: optional parameters and their value when neither the set nor the spec has them
-OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0}
+OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0}
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,14 @@ class MetadataCache:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """Data placement over the cluster (:mod:`perfmodel.placement`)."""
+
+    kind: str  # ring / random
+    units: float  # tokens per node (ring) or placement groups per daemon, replicas counted (random)
+
+
+@dataclass(frozen=True)
 class SystemSpec:
     """A system's structure (see the module doc for each field)."""
 
@@ -107,6 +132,11 @@ class SystemSpec:
     log_bytes_per_write: str = ""
     daemons: Daemons | None = None
     metadata_cache: MetadataCache | None = None
+    placement: Placement | None = None
+    coordinator: bool = False
+    tpcc_statements: float = 1.0
+    serial: str = ""
+    group_commit: bool = False
     hooks: tuple[str, ...] = ()
     parameters: Mapping[str, float] = field(default_factory=dict)
     #: name -> (unit, bounds, source) of the spec's own parameters
@@ -124,6 +154,8 @@ class SystemSpec:
             names += [m.object_bytes, m.entry_bytes, m.reads_per_miss, m.cpu_cycles_per_miss]
         if self.sync_writes_to == "log":
             names.append(self.log_bytes_per_write)
+        if self.coordinator:
+            names.append("cpu_cycles_forward")
         return names
 
     def check_parameters(self, params) -> None:
@@ -203,6 +235,11 @@ _KEYS = {
     "log_bytes_per_write",
     "daemons",
     "metadata_cache",
+    "placement",
+    "coordinator",
+    "tpcc_statements",
+    "serial",
+    "group_commit",
     "hooks",
     "parameters",
     "sources",
@@ -297,7 +334,7 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         if value is not None and value not in choices:
             add(key, f"must be one of {', '.join(choices)}, got {value!r}")
         out[key] = value
-    for key in ("remote", "data_cache", "read_before_write", "lsm"):
+    for key in ("remote", "data_cache", "read_before_write", "lsm", "coordinator", "group_commit"):
         value = doc.get(key)
         if value is not None and not isinstance(value, bool):
             add(key, f"must be true or false, got {value!r}")
@@ -317,6 +354,13 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
     out["metadata_cache"] = _section(doc, "metadata_cache", MetadataCache, add)
     if out["metadata_cache"] is not None and out["daemons"] is None:
         add("metadata_cache", "needs 'daemons' (the cache is per daemon)")
+    out["placement"] = _placement(doc, add)
+    serial = doc.get("serial")
+    if serial is not None and serial != "command":
+        add("serial", f"must be 'command' (commands run on one thread), got {serial!r}")
+    out["serial"] = "command" if serial == "command" else ""
+    if doc.get("tpcc_statements") is not None:
+        out["tpcc_statements"] = _number(doc, "tpcc_statements", add, positive=True, whole=True)
     hooks = doc.get("hooks") or []
     if not isinstance(hooks, list) or any(h not in HOOKS for h in hooks):
         add("hooks", f"must be a list of known hooks ({', '.join(HOOKS)}), got {hooks!r}")
@@ -364,6 +408,25 @@ def _number(doc, key, add, positive=False, whole=False) -> float:
     if whole and value != int(value):
         add(key, f"must be a whole number, got {value!r}")
     return float(value)
+
+
+def _placement(doc, add) -> Placement | None:
+    from perfmodel.placement import PLACEMENTS
+
+    value = doc.get("placement")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) != {"kind", "units"}:
+        add("placement", f"must be a mapping with exactly kind and units, got {value!r}")
+        return None
+    if value["kind"] not in PLACEMENTS:
+        add("placement", f"kind must be one of {', '.join(PLACEMENTS)}, got {value['kind']!r}")
+        return None
+    units = value["units"]
+    if not isinstance(units, int | float) or isinstance(units, bool) or not units >= 1:
+        add("placement", f"units must be a number >= 1, got {units!r}")
+        return None
+    return Placement(str(value["kind"]), float(units))
 
 
 def _section(doc, key, cls, add):

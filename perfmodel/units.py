@@ -34,12 +34,15 @@ _UNITS = [
     Unit("kops/s", "rate", 1e3, "1/s"),
     Unit("iops", "rate", 1.0, "1/s"),
     Unit("kiops", "rate", 1e3, "1/s"),
+    Unit("Mops/s", "rate", 1e6, "1/s"),
+    Unit("Miops", "rate", 1e6, "1/s"),
     Unit("tpm", "rate", 1.0 / 60.0, "1/s"),
     # bandwidth
     Unit("B/s", "bandwidth", 1.0, "B/s"),
     Unit("MB/s", "bandwidth", 1e6, "B/s"),
     Unit("GB/s", "bandwidth", 1e9, "B/s"),
     Unit("MiB/s", "bandwidth", 2.0**20, "B/s"),
+    Unit("GiB/s", "bandwidth", 2.0**30, "B/s"),
     Unit("Gb/s", "bandwidth", 1e9 / 8.0, "B/s"),
     # time
     Unit("s", "time", 1.0, "s"),

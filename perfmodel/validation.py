@@ -50,7 +50,7 @@ import pandas as pd
 
 from perfmodel import discrepancy as disc
 from perfmodel._data import data_dir
-from perfmodel.benchmarks import load_benchmarks
+from perfmodel.benchmarks import calibration_benchmarks
 from perfmodel.calibration import DEFAULT_FREE, CalibrationResult, calibrate, usable_figures
 from perfmodel.compare import (
     bound_sides,
@@ -315,7 +315,7 @@ def validate(
     """
     if cv is not None and cv not in CV_CHOICES:
         raise ValueError(f"cv: must be None or one of {', '.join(CV_CHOICES)}, got {cv!r}")
-    benchmarks = load_benchmarks() if benchmarks is None else benchmarks
+    benchmarks = calibration_benchmarks() if benchmarks is None else benchmarks
     if cv is None:
         return _in_sample(benchmarks, params, fit, free, catalog)
     start = load_parameters(start)

@@ -32,7 +32,7 @@ import pandas as pd
 from perfmodel import discrepancy as disc
 from perfmodel import validation as val
 from perfmodel._data import data_dir
-from perfmodel.benchmarks import load_benchmarks
+from perfmodel.benchmarks import calibration_benchmarks
 from perfmodel.calibration import DEFAULT_FREE, _code_digest, fingerprint, stale_reasons, usable_figures
 from perfmodel.params import load_parameters
 
@@ -117,7 +117,7 @@ def load_cv(cv: str, *, check: bool = True) -> pd.DataFrame:
                 f"{path} is stale ({'; '.join(reasons)}); regenerate with `python -m perfmodel.calibration`"
             )
     start = load_parameters("default")
-    used, excluded = usable_figures(load_benchmarks(), start, ("measured",))
+    used, excluded = usable_figures(calibration_benchmarks(), start, ("measured",))
     raw = pd.DataFrame(doc["figures"]).set_index("figure_id").reindex(used["figure_id"]).reset_index()
     table = val.score(raw, used, start)
     table.attrs.update(

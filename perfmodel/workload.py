@@ -243,7 +243,8 @@ class Workload:
         """The workload of a recorded figure (a row of :func:`perfmodel.load_benchmarks`).
 
         Closed loop with ``clients x threads_per_client x iodepth`` (or TPC-C
-        terminals); missing sizes fall back to documented defaults (1 KiB
+        terminals), or open arrivals at a throttled run's ``target_rate``; missing
+        sizes fall back to documented defaults (1 KiB
         objects, 4 KiB I/Os for block workloads).
         """
 
@@ -257,16 +258,24 @@ class Workload:
         read_fraction = get("read_fraction", {"read": 1.0, "write": 0.0}.get(operation, 0.5))
         clients = get("terminals") or get("clients", 1)
         object_bytes = get("object_bytes") or get("io_bytes") or 1024.0
+        target = get("target_rate")
+        load = (
+            {"arrival_rate": float(target)}  # a throttled run: arrivals at the target rate
+            if target is not None
+            else {
+                "clients": int(clients),
+                "threads_per_client": int(get("threads_per_client", 1)),
+                "iodepth": int(get("iodepth", 1)),
+            }
+        )
         return cls(
             operation=operation,
             read_fraction=float(read_fraction),
             object_bytes=float(object_bytes),
             io_bytes=float(get("io_bytes") or object_bytes),
             dataset_bytes=float(get("dataset_gb", 0.0)) * 1e9,
-            clients=int(clients),
-            threads_per_client=int(get("threads_per_client", 1)),
-            iodepth=int(get("iodepth", 1)),
             replication_factor=int(get("replication_factor", 1)),
+            **load,
         )
 
 

@@ -53,6 +53,12 @@ class SimConfig:
     ``read_visit`` (optional, one per station): the probability that a read
     visits the station (``d_read`` stays the mean over all reads, so a
     visiting read needs ``d_read / p``): cache misses reach the device.
+    ``hot_node`` / ``hot_device`` [-]: placement imbalance made concrete -- node 0
+    takes ``hot_node / nodes`` of the requests (and of the write replicas) and the
+    others share the rest evenly; on node 0, device 0 takes the share that makes
+    its cluster-wide load ``hot_device`` times the mean device's
+    (:mod:`perfmodel.placement`; the analytic solvers load every instance like
+    the busiest one).
     """
 
     d_read: tuple
@@ -78,6 +84,8 @@ class SimConfig:
     family: str = "gamma"
     service: dict = field(default_factory=dict)
     read_visit: tuple = ()
+    hot_node: float = 1.0
+    hot_device: float = 1.0
 
     def __post_init__(self) -> None:
         k = len(self.stations)
@@ -100,6 +108,10 @@ class SimConfig:
             raise ValueError(f"flush_size_scv: must be a finite number >= 0, got {self.flush_size_scv!r}")
         if self.read_visit and (len(self.read_visit) != k or not all(0 < p <= 1 for p in self.read_visit)):
             raise ValueError("read_visit: needs one probability in (0, 1] per station")
+        if not 1.0 <= self.hot_node <= self.nodes:
+            raise ValueError(f"hot_node: must be in [1, nodes], got {self.hot_node!r}")
+        if self._hot_device_q() > 1.0 + 1e-9:
+            raise ValueError(f"hot_device: {self.hot_device!r} is above what one device of node 0 can take")
         for name, dist in self.service.items():
             if name not in self.stations or not isinstance(dist, Distribution):
                 raise ValueError(f"service: {name!r} must be a station name mapped to a Distribution")
@@ -121,6 +133,41 @@ class SimConfig:
         per_node = (1 - self.read_fraction) * self.copies / self.nodes * self.flush_bytes_per_write
         return self.flush_ios * storage.FLUSH_IO_BYTES / per_node
 
+    def node_weights(self) -> np.ndarray | None:
+        """Probability that a request lands on each node (``None``: uniform)."""
+        n, h = self.nodes, self.hot_node
+        if n == 1 or h <= 1.0:
+            return None
+        w = np.full(n, (1.0 - h / n) / (n - 1))
+        w[0] = h / n
+        return w
+
+    def hot_device_share(self) -> float | None:
+        """On node 0, the probability that a device visit picks device 0 (``None``: uniform).
+
+        Device 0's cluster share ``hot_device / (nodes x per)`` over node 0's share
+        ``hot_node / nodes``; ``None`` where it is not above ``1 / per`` or above 1.
+        """
+        q = self._hot_device_q()
+        per = self._device_per()
+        if per < 2 or not 1.0 / per + 1e-12 < q <= 1.0 + 1e-9:
+            return None
+        return float(min(q, 1.0))
+
+    def _device_per(self) -> int:
+        k = self.device_station
+        m = int(self.mult[k])
+        return m // self.nodes if self.local(k) else m
+
+    def _hot_device_q(self) -> float:
+        k = self.device_station
+        per = self._device_per()
+        if self.hot_device <= 1.0 or per < 1:
+            return 0.0
+        if self.local(k):  # device 0's cluster share over node 0's share
+            return self.hot_device / (self.nodes * per) / (self.hot_node / self.nodes)
+        return self.hot_device / per
+
     def read_visit_probability(self, k: int) -> float:
         """Probability that a read visits station k [-]; it then needs ``d_read[k] / p`` there."""
         return float(self.read_visit[k]) if self.read_visit else 1.0
@@ -141,7 +188,8 @@ class SimConfig:
         return from_moments(mean, self.scv[k], family=self.family)
 
     def offered_utilization(self) -> np.ndarray:
-        """Per-station utilisation an open configuration offers [-] (0 for delays, NaN closed)."""
+        """Per-station utilisation an open configuration offers [-] (0 for delays, NaN closed);
+        the busiest instance's where placement is uneven (``hot_node``, ``hot_device``)."""
         if self.closed:
             return np.full(len(self.stations), np.nan)
         f = self.read_fraction
@@ -155,7 +203,10 @@ class SimConfig:
             util = (
                 self.arrival_rate * work / (np.where(np.isinf(servers), 1.0, servers) * np.asarray(self.mult))
             )
-        return np.where(np.isinf(servers), 0.0, util)
+        hot = np.array([self.hot_node if self.local(k) else 1.0 for k in range(len(self.stations))])
+        if self.hot_device > 1.0:
+            hot[self.device_station] = self.hot_device
+        return np.where(np.isinf(servers), 0.0, util * hot)
 
     @property
     def fast_path_applies(self) -> bool:
@@ -247,4 +298,6 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         family=family,
         service=dict(service or {}),
         read_visit=tuple(read_visit),
+        hot_node=float(model.scale_out.node_imbalance[i]) if model.scale_out is not None else 1.0,
+        hot_device=float(model.scale_out.device_imbalance[i]) if model.scale_out is not None else 1.0,
     )

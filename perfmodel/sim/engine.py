@@ -63,7 +63,7 @@ def _stream(draw):
 
 
 class _Station:
-    __slots__ = ("k", "single", "per", "local", "free", "choice", "busy", "residence")
+    __slots__ = ("k", "single", "per", "local", "free", "choice", "hot_choice", "busy", "residence")
 
     def __init__(self, cfg: SimConfig, k: int, rng: np.random.Generator) -> None:
         self.k = k
@@ -76,8 +76,24 @@ class _Station:
         self.free = [0.0] * mult if self.single else [[0.0] * c for _ in range(mult)]
         per = self.per
         self.choice = _stream(lambda: rng.integers(0, per, BLOCK)) if per > 1 else repeat(0)
+        # placement imbalance: on node 0 (the whole station when not per node) device 0 is hot
+        q = cfg.hot_device_share() if k == cfg.device_station else None
+        self.hot_choice = None
+        if q is not None:
+            p = np.full(per, (1.0 - q) / (per - 1))
+            p[0] = q
+            self.hot_choice = _stream(lambda: rng.choice(per, BLOCK, p=p))
         self.busy = 0.0
         self.residence = 0.0
+
+
+def _hot_replicas(rng: np.random.Generator, n: int, c: int, p0: float) -> list:
+    """A block of replica sets of ``c`` distinct nodes: node 0 in each with probability ``p0``,
+    the other members drawn uniformly from nodes 1..n-1 (each then holds ``(c - p0) / (n - 1)``)."""
+    with_hot = rng.random(BLOCK) < p0
+    others = np.argsort(rng.random((BLOCK, n - 1)), axis=1)[:, :c] + 1
+    rows = zip(with_hot.tolist(), others.tolist(), strict=True)
+    return [(0, *row[: c - 1]) if hot else tuple(row) for hot, row in rows]
 
 
 class _Wake:
@@ -139,12 +155,20 @@ class Engine:
         self.read_fraction = f
         self.op_choice = _stream(lambda: rng.random(BLOCK)) if 0 < f < 1 else repeat(0.0 if f == 1 else 1.0)
         n = cfg.nodes
-        self.node_choice = _stream(lambda: rng.integers(0, n, BLOCK)) if n > 1 else repeat(0)
+        weights = cfg.node_weights()
+        if weights is not None:
+            self.node_choice = _stream(lambda: rng.choice(n, BLOCK, p=weights))
+        else:
+            self.node_choice = _stream(lambda: rng.integers(0, n, BLOCK)) if n > 1 else repeat(0)
         c = cfg.copies
         if c == 1:
             self.replica_nodes = None
         elif c == n:
             self.replica_nodes = repeat(tuple(range(n)))
+        elif weights is not None:  # node 0 holds a replica with probability c x its share
+            self.replica_nodes = chain.from_iterable(
+                iter(lambda: _hot_replicas(rng, n, c, min(1.0, c * weights[0])), None)
+            )
         else:  # `copies` distinct nodes: the first columns of random permutations
             self.replica_nodes = chain.from_iterable(
                 iter(lambda: np.argsort(rng.random((BLOCK, n)), axis=1)[:, :c].tolist(), None)
@@ -294,7 +318,10 @@ class Engine:
                 job.step = i
                 self._wake(job, t - self.env.now)
                 return
-            inst = next(st.choice)
+            if st.hot_choice is not None and (job.node == 0 or not st.local):
+                inst = next(st.hot_choice)
+            else:
+                inst = next(st.choice)
             if st.local:
                 inst += job.node * st.per
             s = next(service)

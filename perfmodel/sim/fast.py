@@ -102,7 +102,11 @@ def run_fast(cfg: SimConfig, requests: int, warmup: int, rng: np.random.Generato
     start = np.cumsum(rng.exponential(1.0 / cfg.arrival_rate, n))
     f = cfg.read_fraction
     op = (rng.random(n) >= f).astype(np.int8) if 0 < f < 1 else np.full(n, 0 if f == 1 else 1, np.int8)
-    nodes = rng.integers(0, cfg.nodes, n) if cfg.nodes > 1 else None
+    weights = cfg.node_weights()
+    if weights is not None:
+        nodes = rng.choice(cfg.nodes, n, p=weights)
+    else:
+        nodes = rng.integers(0, cfg.nodes, n) if cfg.nodes > 1 else None
     t = start.copy()
     ordered = True  # t is in time order
     waits: dict[int, np.ndarray] = {}
@@ -156,9 +160,20 @@ def run_fast(cfg: SimConfig, requests: int, warmup: int, rng: np.random.Generato
         if mult > 1:
             per = mult // cfg.nodes if cfg.local(k) else mult
             inst = rng.integers(0, per, m)
+            q = cfg.hot_device_share() if k == cfg.device_station else None
             if cfg.local(k):
                 who = np.arange(m) if idx is None else idx
-                inst = inst + (nodes[who if order is None else who[order]] * per)
+                node_of = nodes[who if order is None else who[order]]
+                if q is not None:  # placement imbalance: device 0 of node 0 is hot
+                    p = np.full(per, (1.0 - q) / (per - 1))
+                    p[0] = q
+                    on_hot = node_of == 0
+                    inst[on_hot] = rng.choice(per, int(on_hot.sum()), p=p)
+                inst = inst + node_of * per
+            elif q is not None:
+                p = np.full(per, (1.0 - q) / (per - 1))
+                p[0] = q
+                inst = rng.choice(per, m, p=p)
         else:
             inst = np.zeros(m, np.int64)
         begin = np.empty(m)

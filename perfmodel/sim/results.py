@@ -24,7 +24,7 @@ from scipy import special
 from perfmodel.sim.config import SimConfig
 
 READ, WRITE = 0, 1
-LEVELS = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
+LEVELS = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"), (0.999, "p999"))
 
 
 @dataclass
@@ -122,7 +122,7 @@ def replication_metrics(rec: Records, cfg: SimConfig) -> dict[str, float]:
 
     def latency(prefix: str, values: np.ndarray) -> None:
         if values.size == 0:
-            for name in ("mean", "p50", "p95", "p99"):
+            for name in ("mean", "p50", "p95", "p99", "p999"):
                 out[f"{prefix}latency_{name}_ms"] = np.nan
             return
         out[f"{prefix}latency_mean_ms"] = float(values.mean()) * 1e3

@@ -50,6 +50,30 @@ SYSTEMS = {
     "ceph": (2, "ALL"),
     "fio": (1, "ONE"),
 }
+#: the systems the public corpus brought (issue 17): every platform, the default knobs
+CORPUS_SYSTEMS = {
+    "mysql": (1, "ONE"),
+    "postgresql": (1, "ONE"),
+    "opengauss": (1, "ONE"),
+    "redis": (1, "ONE"),
+    "memcached": (1, "ONE"),
+}
+#: the hand-curated catalog files (the seeds' hardware and current builds of issue 17) and one
+#: platform per architecture the corpus added; the corpus's many cloud and lab machines add
+#: no mechanism
+CATALOG_FILES = ("power8.yaml", "x86.yaml", "kunpeng.yaml")
+EXTRA_PLATFORMS = ("arm-graviton3-c7g-16xlarge", "power9-ac922-2x18c", "power10-e1050-2x24c")
+
+
+def platforms() -> list[str]:
+    from perfmodel.catalog import Catalog
+
+    base = Path(perfmodel.__file__).resolve().parent
+    folder = next(p for p in (base.parent / "data" / "hardware", base / "_data" / "hardware") if p.is_dir())
+    curated = Catalog.from_files([folder / f for f in ("devices.yaml", "networks.yaml", *CATALOG_FILES)])
+    return sorted(curated.platforms) + list(EXTRA_PLATFORMS)
+
+
 KNOBS = [
     {},
     {"cache_bytes": 8e9},
@@ -61,10 +85,10 @@ KNOBS = [
 
 def configurations():
     rows = []
-    for platform, name, system, knobs in itertools.product(
-        perfmodel.list_platforms(), WORKLOADS, SYSTEMS, KNOBS
-    ):
+    for platform, name, system, knobs in itertools.product(platforms(), WORKLOADS, SYSTEMS, KNOBS):
         rows.append(_row(platform, name, system, knobs))
+    for platform, name, system in itertools.product(platforms(), WORKLOADS, CORPUS_SYSTEMS):
+        rows.append(_row(platform, name, system, {}))
     # the knobs only some systems or platforms take
     special = [
         ("kunpeng-r722", "dm8", {"virtualization": "untuned"}),
@@ -80,6 +104,13 @@ def configurations():
         ("x86-epyc-7351p", "rocksdb", {"device": "sata-ssd-800gb"}),
         ("x86-epyc-7351p", "rocksdb", {"thread_cap": 8}),
         ("x86-micron-cassandra-testbed", "cassandra", {"devices": 2}),
+        # issue 17's mechanisms: placement, forwarding, statements, request messages, loopback
+        ("x86-dl380-e5-2630v4", "cassandra", {"token_aware": 0.0}),
+        ("x86-dl380-e5-2630v4", "scylla", {"placement_units": 4.0, "token_aware": 0.5}),
+        ("x86-ceph-osd-c220m5", "ceph", {"placement_units": 16.0}),
+        ("x86-dl380-e5-2630v4", "mysql", {"statements_per_op": 14}),
+        ("x86-dl380-e5-2630v4", "redis", {"thread_cap": 8, "network": "loopback"}),
+        ("x86-dl380-e5-2630v4", "memcached", {"thread_cap": 16}),
     ]
     for platform, system, knobs in special:
         rows.extend(_row(platform, name, system, knobs) for name in WORKLOADS)
@@ -88,7 +119,7 @@ def configurations():
 
 def _row(platform, workload, system, knobs) -> dict:
     """One configuration: clusters of 5 for the replicated systems, one node otherwise."""
-    rf, consistency = SYSTEMS[system]
+    rf, consistency = {**SYSTEMS, **CORPUS_SYSTEMS}[system]
     nodes = 5 if system in ("scylla", "cassandra", "ceph") else 1
     return dict(platform=platform, workload=workload, system=system, nodes=nodes, rf=rf,
                 consistency=consistency, knobs=knobs)  # fmt: skip
@@ -96,6 +127,9 @@ def _row(platform, workload, system, knobs) -> dict:
 
 def predict_row(row) -> pd.DataFrame:
     w = Workload(**WORKLOADS[row["workload"]], replication_factor=row["rf"], consistency=row["consistency"])
+    if row["system"] == "redis" and "iodepth" not in WORKLOADS[row["workload"]] and w.closed:
+        pipelined = {**WORKLOADS[row["workload"]], "iodepth": 16}
+        w = Workload(**pipelined, replication_factor=row["rf"])
     out = perfmodel.predict(
         row["platform"], w, nodes=row["nodes"], system=row["system"], params=PARAMS, **row["knobs"]
     )

@@ -48,15 +48,23 @@ def test_platform_sanity(pid):
     ram_per_core_gib = p.ram_bytes / 2**30 / p.cores
     assert 1 <= ram_per_core_gib <= 64, f"{pid}: {ram_per_core_gib:.1f} GiB per core"
     assert p.storage, f"{pid} has no storage"
-    # SMT modes are consistent within an architecture family
-    expected_modes = {"power8": (1, 2, 4, 8), "x86": (1, 2), "kunpeng": (1,)}[p.arch]
-    assert p.smt_modes == expected_modes
+    # SMT modes are consistent within an architecture family (Kunpeng 920's 2024 parts, e.g. the
+    # 7285Z, run two threads per core; POWER9 scale-out parts run SMT4)
+    expected_modes = {
+        "power8": [(1, 2, 4, 8)],
+        "power9": [(1, 2, 4), (1, 2, 4, 8)],
+        "power10": [(1, 2, 4, 8)],
+        "x86": [(1, 2), (1,), (2,)],  # (2,): a VM whose vCPUs are pinned on sibling pairs
+        "kunpeng": [(1,), (1, 2)],
+        "arm": [(1,)],
+    }[p.arch]
+    assert p.smt_modes in expected_modes
 
 
 @pytest.mark.parametrize("did", sorted(cat.default_catalog().devices))
 def test_device_sanity(did):
     d = perfmodel.load_device(did)
-    assert d.capacity_bytes > 1e11
+    assert d.capacity_bytes >= 1e10  # a 10 GB placeholder at least (in-memory stores)
     if d.interface == "sata":
         assert (d.hardware_queues, d.queue_depth_limit) == (1, 32)  # AHCI: one queue, NCQ 32
         assert d.seq_read_bytes_s <= 600e6  # SATA 6 Gb/s line rate after 8b/10b
@@ -65,7 +73,9 @@ def test_device_sanity(did):
     # Little's law at the spec sheet's peak: parallelism ~ IOPS x latency
     little = d.read_iops_4k * d.read_latency_s
     assert 0.2 <= d.internal_parallelism / little <= 5
-    assert 1e-6 <= d.read_latency_s <= 1e-3
+    # flash answers within a millisecond; spinning disks and cloud HDD volumes (corpus) within 50 ms
+    # (and the in-memory placeholder of Redis / memcached figures, a DRAM copy, within a microsecond)
+    assert 1e-7 <= d.read_latency_s <= (1e-3 if d.read_iops_4k > 10_000 else 5e-2)
 
 
 def test_known_values_convert_to_si():

@@ -91,7 +91,10 @@ def test_wheel_ships_the_catalog_and_data(tmp_path):
         "p = perfmodel.load_platform('kunpeng-r722')\n"
         "n_figures = len(perfmodel.load_benchmarks())\n"
         "from perfmodel.validation_runs import load_cv\n"
-        "assert len(perfmodel.list_systems()) == 6 and len(load_cv('group')) > 100\n"
+        "from perfmodel import corpus\n"
+        "assert {'mysql', 'redis', 'scylla'} <= set(perfmodel.list_systems())\n"
+        "assert len(load_cv('group')) > 100\n"
+        "assert len(corpus.load()) > 250\n"
         "print(p.cores, p.numa_nodes, len(perfmodel.list_platforms()), n_figures)\n"
     )
     out = subprocess.run(
@@ -104,7 +107,12 @@ def test_wheel_ships_the_catalog_and_data(tmp_path):
     )
     cores, numa, platforms, figures = map(int, out.stdout.split())
     assert (cores, numa) == (96, 4)
-    assert platforms >= 8 and figures > 150
+    assert platforms >= 8 and figures > 400
+    assert len(list((ROOT / "data" / "systems").glob("*.yaml"))) == len(
+        subprocess.run([str(env_python), "-c", "import perfmodel; print(*perfmodel.list_systems())"],
+                       check=True, capture_output=True, text=True, cwd=tmp_path,
+                       env={**os.environ, "PYTHONPATH": ""}).stdout.split()
+    )  # fmt: skip
     # the notebooks ship too: listed and run from the installed package, outside the repository;
     # the kernel imports the installed perfmodel (PYTHONPATH puts the wheel first)
     cli = [str(env_python), "-m", "perfmodel.cli", "notebooks"]

@@ -96,7 +96,10 @@ def test_a_bad_system_spec_names_the_file_line_and_field(workdir):
 
 
 def test_the_shipped_systems_are_listed_and_loaded():
-    assert perfmodel.list_systems() == ["cassandra", "ceph", "dm8", "fio", "rocksdb", "scylla"]
+    assert perfmodel.list_systems() == [
+        "cassandra", "ceph", "dm8", "fio", "memcached", "mysql", "opengauss", "postgresql", "redis",
+        "rocksdb", "scylla",
+    ]  # fmt: skip
     ceph = perfmodel.load_system("ceph")
     assert ceph.threading == "hashed" and ceph.metadata_cache is not None and ceph.daemons is not None
     assert isinstance(
