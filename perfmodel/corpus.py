@@ -273,8 +273,10 @@ def save(table: pd.DataFrame, path: Path | None = None) -> Path:
     doc = {
         "fingerprint": fingerprint(),
         "fits": table.attrs.get("fits", {}),
-        "rows": json.loads(table.to_json(orient="records")),
-    }
+        # plain records: Python's json keeps inf (a saturated prediction) and NaN, pandas' would write null
+        "rows": [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+                 for row in table.to_dict("records")],
+    }  # fmt: skip
     path.write_text(json.dumps(doc, indent=0) + "\n", encoding="utf-8")
     return path
 
@@ -295,6 +297,49 @@ def load(path: Path | None = None) -> pd.DataFrame:
 def fitted_values(path: Path | None = None) -> dict[str, float]:
     """Every corpus system's fitted parameter values from the stored run."""
     return {k: v for fit in load(path).attrs["fits"].values() for k, v in fit.items()}
+
+
+def load_gaps(path: Path | None = None) -> list[dict]:
+    """The corpus's known gaps (``data/corpus_gaps.yaml``)."""
+    import yaml
+
+    from perfmodel._data import data_dir
+
+    path = data_dir() / "corpus_gaps.yaml" if path is None else Path(path)
+    return list(yaml.safe_load(path.read_text(encoding="utf-8"))["gaps"])
+
+
+def gap_of(figure_id: str, gaps: list[dict]) -> str:
+    """The first gap whose figure patterns match ``figure_id`` ('' if none)."""
+    import fnmatch
+
+    for gap in gaps:
+        if any(fnmatch.fnmatchcase(figure_id, pattern) for pattern in gap["figures"]):
+            return str(gap["id"])
+    return ""
+
+
+def gap_report(table: pd.DataFrame, threshold: float = 1.25) -> pd.DataFrame:
+    """Misses beyond ``threshold`` (leave-one-source-out factor, or no prediction) by missing mechanism."""
+    gaps = load_gaps()
+    by_id = {g["id"]: g for g in gaps}
+    miss = (table["loso_factor"] > threshold) | (table["reason"] != "")
+    part = table[miss].assign(gap=[gap_of(f, gaps) or "undiagnosed" for f in table.loc[miss, "figure_id"]])
+    rows = []
+    for gap, g in part.groupby("gap"):
+        factors = g.loc[np.isfinite(g["loso_factor"]), "loso_factor"]
+        rows.append(
+            {
+                "gap": gap,
+                "figures": len(g),
+                "unpredicted": int((g["reason"] != "").sum()),
+                "sources": ", ".join(sorted(g["source_id"].unique())),
+                "median LOSO factor": float(factors.median()) if len(factors) else math.nan,
+                "mechanism": " ".join(str(by_id[gap]["mechanism"]).split()) if gap in by_id else "",
+            }
+        )
+    out = pd.DataFrame(rows)
+    return out.sort_values("figures", ascending=False).reset_index(drop=True) if len(out) else out
 
 
 def _fmt(x) -> str:
@@ -327,6 +372,19 @@ def markdown(table: pd.DataFrame) -> str:
                      _fmt(r["zero-shot median"]), f"{r['90% band coverage']:.0%}"]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+    gaps = gap_report(table)
+    lines.append(
+        "**Misses beyond 1.25x (leave-one-source-out) or without a prediction, by the mechanism "
+        "they lack** (`data/corpus_gaps.yaml`)\n"
+    )
+    lines.append("| gap | figures | no prediction | median factor | sources | missing mechanism |")
+    lines.append("|---|---|---|---|---|---|")
+    for _, r in gaps.iterrows():
+        lines.append(
+            f"| {r['gap']} | {r['figures']} | {r['unpredicted']} | {_fmt(r['median LOSO factor'])} | "
+            f"{r['sources']} | {r['mechanism'] or 'not yet identified'} |"
+        )
+    lines.append("")
     no = table[table["reason"] != ""]
     lines.append(
         f"{len(no)} of {len(table)} corpus figures have no prediction; the reasons: "

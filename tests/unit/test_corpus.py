@@ -141,3 +141,40 @@ def test_zero_shot_never_uses_a_corpus_fit(stored):
     assert np.array_equal(same[finite, 0], same[finite, 1]) and np.array_equal(
         same[finite, 0], same[finite, 2]
     )
+
+
+def test_every_corpus_gap_names_figures_that_exist(frame):
+    import fnmatch
+
+    ids = list(frame.loc[frame["collection"] == "corpus", "figure_id"])
+    for gap in corpus.load_gaps():
+        assert {"id", "mechanism", "evidence", "figures"} <= set(gap), gap.get("id")
+        for pattern in gap["figures"]:
+            assert fnmatch.filter(ids, pattern), f"{gap['id']}: {pattern} matches no corpus figure"
+
+
+def test_gap_report_counts_every_miss_once(stored):
+    report = corpus.gap_report(stored)
+    misses = (stored["loso_factor"] > 1.25) | (stored["reason"] != "")
+    assert report["figures"].sum() == int(misses.sum())
+    assert "undiagnosed" in set(report["gap"])  # the misses no mechanism explains yet are counted, not hidden
+
+
+#: the issue's target: each corpus system predicts its own figures with a leave-one-source-out median
+#: factor error of at most 1.35x. Systems that do not meet it yet are listed with what they lack
+#: (strict: a system that starts meeting it must be taken off the list).
+LOSO_TARGET = 1.35
+NOT_YET = {
+    "mysql": "rows-per-statement (range / TPC-C statements vs point selects) and cpu-generation",
+    "postgresql": "rows-per-statement (Small Datum's IN-list, range and scan tests)",
+    "redis": "kernel-bypass-network, colocated-load-generator tails, redis-io-threads",
+    "memcached": "colocated-load-generator tails",
+}
+
+
+@pytest.mark.parametrize("system", sorted(corpus.SYSTEM_FREE))
+def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, request):
+    if system in NOT_YET:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"missing mechanisms: {NOT_YET[system]}"))
+    part = stored[(stored["system"] == system) & (stored["reason"] == "")]
+    assert part["loso_factor"].median() <= LOSO_TARGET
