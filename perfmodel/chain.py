@@ -537,6 +537,8 @@ class Devices:
     d_wal_read: np.ndarray
     d_wal_write: np.ndarray
     d_background: np.ndarray  # background occupancy per write replica [s]
+    d_destage: np.ndarray  # data-device occupancy a write replica leaves after its ack [s]
+    d_wal_destage: np.ndarray  # the same on the WAL device [s]
     occ_background: np.ndarray  # occupancy of one 512 KiB background I/O [s]
     host_cost: np.ndarray  # single-queue block-layer CPU per I/O [s]
     bg_bytes_per_write: np.ndarray  # background bytes per write replica [B]
@@ -567,6 +569,15 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     occ_r = storage.io_occupancy(io_bytes, data.parallelism, data.read_iops, data.seq_read)
     occ_w = storage.io_occupancy(io_bytes, data.parallelism, data.write_iops, data.seq_write)
     occ_wal, occ_wal_r = _wal_occupancies(wal, has_wal)
+    # a write is acknowledged from the drive's power-protected buffer after its spec write latency
+    # (plus its bytes at full bandwidth) and programmed to flash afterwards: the client waits for
+    # the ack, the rest of the occupancy (P / IOPS, capacity) is destaged behind it
+    ack_w = np.minimum(occ_w, data.write_latency + io_bytes / data.seq_write)
+    ack_wal = np.where(
+        has_wal,
+        np.minimum(occ_wal, wal.write_latency + META_IO_BYTES / np.where(has_wal, wal.seq_write, 1.0)),
+        0.0,
+    )
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
     statements = k["statements_per_op"].astype(float)  # page reads and dirty pages per statement
     miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss") * statements
@@ -594,9 +605,11 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         metadata_reads=meta,
         metadata_on_data=on_data,
         d_read=miss_reads * occ_r + np.where(on_data, meta * occ_meta_r, 0.0),
-        d_write=reads_per_write * occ_r + sync_data * occ_w,  # what a write waits for at the device
+        d_write=reads_per_write * occ_r + sync_data * ack_w,  # what a write waits for at the device
         d_wal_read=np.where(sys_.has_metadata_cache & has_wal, meta * occ_wal_r, 0.0),
-        d_wal_write=sync_wal * occ_wal,
+        d_wal_write=sync_wal * ack_wal,
+        d_destage=sync_data * (occ_w - ack_w),
+        d_wal_destage=sync_wal * (occ_wal - ack_wal),
         d_background=d_bg,
         occ_background=occ_bg,
         host_cost=np.where(data.single_queue > 0, params["blk_sq_cost_s"], 0.0),
@@ -840,7 +853,8 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         d_read[:, i], d_write[:, i], servers[:, i], mult[:, i], scv[:, i] = r, w, c, m, v
     # background writes occupy the device (capacity, queues) but no client waits for them
     load_write = np.zeros((size, k))
-    load_write[:, IX["device"]] = dev.d_background
+    load_write[:, IX["device"]] = dev.d_background + dev.d_destage
+    load_write[:, IX["wal"]] = dev.d_wal_destage
     # visits per request: the device only on a cache miss, the WAL device for its own I/O
     v_read, v_write = (d_read > 0).astype(float), (d_write > 0).astype(float)
     v_read[:, IX["device"]] = dev.reads_per_read + np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)

@@ -59,6 +59,11 @@ class SimConfig:
     its cluster-wide load ``hot_device`` times the mean device's
     (:mod:`perfmodel.placement`; the analytic solvers load every instance like
     the busiest one).
+    ``destage`` (optional, one per station) [s]: work a write replica leaves
+    at the station after its own service there -- a drive acknowledges a write
+    from its buffer and programs it afterwards: the replica moves on, and the
+    same server stays busy with that work right after it (FCFS by arrival),
+    which nobody waits for.
     """
 
     d_read: tuple
@@ -86,6 +91,7 @@ class SimConfig:
     read_visit: tuple = ()
     hot_node: float = 1.0
     hot_device: float = 1.0
+    destage: tuple = ()
 
     def __post_init__(self) -> None:
         k = len(self.stations)
@@ -106,6 +112,8 @@ class SimConfig:
             )
         if not (np.isfinite(self.flush_size_scv) and self.flush_size_scv >= 0):
             raise ValueError(f"flush_size_scv: must be a finite number >= 0, got {self.flush_size_scv!r}")
+        if self.destage and (len(self.destage) != k or not all(v >= 0 for v in self.destage)):
+            raise ValueError("destage: needs one work [s] >= 0 per station")
         if self.read_visit and (len(self.read_visit) != k or not all(0 < p <= 1 for p in self.read_visit)):
             raise ValueError("read_visit: needs one probability in (0, 1] per station")
         if not 1.0 <= self.hot_node <= self.nodes:
@@ -198,6 +206,8 @@ class SimConfig:
             dev = self.device_station
             ios = self.flush_bytes_per_write / storage.FLUSH_IO_BYTES  # 512 KiB I/Os per write replica
             work[dev] += (1 - f) * self.copies * ios * self.flush_io_time
+        if self.destage:
+            work += (1 - f) * self.copies * np.asarray(self.destage)
         servers = np.asarray(self.servers, dtype=float)
         with np.errstate(invalid="ignore"):
             util = (
@@ -211,7 +221,8 @@ class SimConfig:
     @property
     def fast_path_applies(self) -> bool:
         """Open Poisson arrivals through FCFS stations in series, no replicas, no bursts."""
-        return not self.closed and self.copies == 1 and not self.flushes
+        destaged_writes = any(self.destage) and self.read_fraction < 1  # a read-only load destages nothing
+        return not self.closed and self.copies == 1 and not self.flushes and not destaged_writes
 
 
 def config_from_network(
@@ -269,8 +280,12 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
     dev_i = STATIONS.index("device")
     d_write = np.array(net.d_write[i], dtype=float)
     flush = bool(inp.sys.lsm[i]) and float(dev.bg_bytes_per_write[i]) > 0
+    # the writes' destage (a drive programs after its ack) is background work at its station
+    destage = np.zeros(len(STATIONS))
+    destage[dev_i] = float(dev.d_destage[i])
+    destage[STATIONS.index("wal")] = float(dev.d_wal_destage[i])
     if not flush:  # background work not simulated as flushes (e.g. DM8 checkpoints) rides on the write
-        d_write = d_write + np.asarray(net.load_write[i], dtype=float)
+        d_write = d_write + np.asarray(net.load_write[i], dtype=float) - destage
     closed = bool(inp.workload.closed)
     # a read reaches the device only on a cache miss (share ``reach``), and then needs d / reach
     reach = float(dev.bursts.reach[i])
@@ -300,4 +315,5 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         read_visit=tuple(read_visit),
         hot_node=float(model.scale_out.node_imbalance[i]) if model.scale_out is not None else 1.0,
         hot_device=float(model.scale_out.device_imbalance[i]) if model.scale_out is not None else 1.0,
+        destage=tuple(float(v) for v in destage),
     )

@@ -188,6 +188,7 @@ class Engine:
             bg = from_moments(cfg.flush_io_time, cfg.flush_io_scv, family=cfg.family)
             self.bg_service = _stream(lambda: bg.sample(rng, BLOCK))
         self.burst_time = 0.0
+        self.destage = list(cfg.destage) if cfg.destage else [0.0] * len(cfg.stations)
         # records
         self.op = array("b", bytes(requests))
         self.start = array("d", bytes(8 * requests))
@@ -325,18 +326,21 @@ class Engine:
             if st.local:
                 inst += job.node * st.per
             s = next(service)
+            # a write's destage (programmed after its ack) holds the same server right after it:
+            # the write leaves at begin + s, the server is free at begin + s + destage
+            extra = self.destage[k] if job.parent is not None else 0.0
             if st.single:
                 free = st.free[inst]
                 begin = free if free > t else t
-                st.free[inst] = begin + s
+                st.free[inst] = begin + s + extra
             else:
                 heap = st.free[inst]
                 free = heap[0]
                 begin = free if free > t else t
-                heapq.heapreplace(heap, begin + s)
+                heapq.heapreplace(heap, begin + s + extra)
             job.waits[k] = begin - t
             if self.measuring:
-                st.busy += s
+                st.busy += s + extra
                 st.residence += begin + s - t
             t = begin + s
             i += 1

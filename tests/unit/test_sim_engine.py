@@ -329,3 +329,24 @@ def test_reads_behind_flushes_of_varying_size_wait_the_length_biased_backlog():
         b_star = np.full(400_000, backlog) if scv == 0 else rng.gamma(k + 1, backlog / k, 400_000)
         w = np.where(rng.random(b_star.size) < duty, rng.random(b_star.size) * b_star, 0.0)
         assert_in_ci(row, "read_latency_p95_ms", (np.quantile(w, 0.95) + body) * 1e3)
+
+
+def test_write_destage_holds_the_server_but_not_the_write():
+    """A write's visit is its ack; its destage holds the same server right after it. Open
+    arrivals at one FCFS server are then an M/D/1 of service S = ack + destage in which the write
+    leaves after its ack: its latency is the Pollaczek-Khinchine wait rho S / (2 (1 - rho)) plus
+    the ack, and the server is busy rho = rate x S (Kleinrock 1975, eq. 5.105)."""
+    ack, destage, rate = 20e-6, 180e-6, 3000.0
+    cfg = SimConfig(
+        d_read=(0.0,), d_write=(ack,), servers=(1.0,), mult=(1,), scv=(0.0,), read_fraction=0.0,
+        arrival_rate=rate, stations=("device",), device_station=0, destage=(destage,),
+    )  # fmt: skip
+    assert not cfg.fast_path_applies
+    assert cfg.offered_utilization()[0] == pytest.approx(rate * (ack + destage))
+    res = simulate_config(cfg, requests=60_000, warmup=3_000, replications=REPS, seed=7, level=level(2))
+    s, rho = ack + destage, rate * (ack + destage)
+    row = res.summary.iloc[0]
+    assert_in_ci(row, "write_latency_mean_ms", (rho * s / (2 * (1 - rho)) + ack) * 1e3)
+    util = res.replication_metrics["util_device"]
+    half = stats.t.ppf(1 - 0.05 / 4, REPS - 1) * util.std(ddof=1) / np.sqrt(REPS)
+    assert abs(util.mean() - rho) <= half
