@@ -193,6 +193,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     if (rf > nodes).any():
         i = int(np.argmax(rf > nodes))
         raise ValueError(f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})")
+    _erasure_coding(cfg, knob_arrays)
     plat = _with_network(
         _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
     )
@@ -200,6 +201,46 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     for spec in sys_.specs:
         spec.check_parameters(params)
     return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_)
+
+
+#: Ceph's default erasure-code stripe unit (osd_pool_erasure_code_stripe_unit) [B]
+EC_STRIPE_UNIT = 4096.0
+
+
+def _erasure_coding(cfg: dict, knobs: dict) -> None:
+    """Turn a k+m erasure-coded pool (knobs ``ec_k``, ``ec_m``) into what the stages use, in place.
+
+    A write of at least a stripe (``k x 4 KiB``) sends k + m chunks of ``1/k`` of its bytes and
+    waits for all; a smaller write rewrites the chunk it touches and the m coding chunks after
+    reading the stripe's k data chunks (read-modify-write). A read gathers k chunks through the
+    primary -- of ``1/k`` of a large read, a stripe unit each for a small one (the decoding reads
+    k chunks; Ceph before Tentacle has no partial-stripe reads). The data occupies ``(k + m) / k``
+    of its size. References: Ceph documentation, 'Erasure coding' (architecture: an object is k +
+    m chunks; reading decodes from k chunks) and 'Erasure Coding Direct Reads' (development docs:
+    all EC reads go through the primary); ceph/ceph PR 23138 '[RFC] osd: ec partial stripe reads'
+    (reads of part of a stripe still read whole chunks). Replicated pools: ``data_copies`` = RF,
+    shards of full size, one chunk per read, no read-modify-write.
+    """
+    k, m = knobs["ec_k"].astype(float), knobs["ec_m"].astype(float)
+    rf = cfg["replication_factor"]
+    ec = np.isfinite(k)
+    if (ec != np.isfinite(m)).any():
+        raise ValueError("ec_k / ec_m: an erasure-coded pool needs both (k data and m coding chunks)")
+    k, m = np.where(ec, k, 1.0), np.where(ec, m, 0.0)
+    wide = ec & (k + m > cfg["nodes"])
+    if wide.any():  # every chunk on its own host (crush-failure-domain=host)
+        i = int(np.argmax(wide))
+        raise ValueError(
+            f"ec_k + ec_m: {k[i] + m[i]:g} erasure-coded shards exceed nodes ({cfg['nodes'][i]:g})"
+        )
+    full_write = cfg["io_bytes"] >= k * EC_STRIPE_UNIT
+    shards = np.where(full_write, k + m, 1.0 + m)
+    cfg["data_copies"] = np.where(ec, (k + m) / k, rf)
+    cfg["shard_fraction"] = np.where(ec & full_write, 1.0 / k, 1.0)  # bytes of a write shard / the write's
+    cfg["read_chunks"] = np.where(ec, k, 1.0)
+    cfg["rmw_reads"] = np.where(ec & ~full_write, k, 0.0)  # stripe reads of a partial write
+    cfg["replication_factor"] = np.where(ec, shards, rf)
+    cfg["acks"] = np.where(ec, shards, cfg["acks"])  # Ceph waits for every shard of its acting set
 
 
 def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
@@ -449,7 +490,7 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     share = sys_.parameter(inp.params, "cache_share_of_ram")
     cache_bytes = inp.knobs["cache_bytes"].astype(float)
     cache_bytes = np.where(np.isfinite(cache_bytes), cache_bytes, share * inp.plat.ram_bytes / cpu_.daemons)
-    per_node_data = cfg["dataset_bytes"] * cfg["replication_factor"] / cfg["nodes"]
+    per_node_data = cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
 
     def hit(cache_b, data_b, item_b, rows):
         if inp.workload.key_distribution == "zipf":
@@ -566,13 +607,20 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     wal_ids = settings.fill(k["wal_device"], plat.wal_device)
     wal, has_wal = device_specs(wal_ids, list(plat.platforms), plat.index), wal_ids != ""
     io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
-    occ_r = storage.io_occupancy(io_bytes, data.parallelism, data.read_iops, data.seq_read)
-    occ_w = storage.io_occupancy(io_bytes, data.parallelism, data.write_iops, data.seq_write)
+    # erasure coding: a large read gathers k chunks of 1/k, a write shard carries 1/k (or the chunk)
+    chunk = np.where(cfg["read_chunks"] > 1, EC_STRIPE_UNIT, 0.0)  # an EC read reads whole stripe units
+    read_bytes = np.maximum(np.maximum(cfg["io_bytes"] / cfg["read_chunks"], chunk), sys_.page_bytes)
+    write_bytes = np.maximum(cfg["io_bytes"] * cfg["shard_fraction"], sys_.page_bytes)
+    occ_r = storage.io_occupancy(read_bytes, data.parallelism, data.read_iops, data.seq_read)
+    occ_w = storage.io_occupancy(write_bytes, data.parallelism, data.write_iops, data.seq_write)
+    occ_stripe = storage.io_occupancy(  # a stripe-unit chunk read of a read-modify-write
+        np.maximum(EC_STRIPE_UNIT, sys_.page_bytes), data.parallelism, data.read_iops, data.seq_read
+    )
     occ_wal, occ_wal_r = _wal_occupancies(wal, has_wal)
     # a write is acknowledged from the drive's power-protected buffer after its spec write latency
     # (plus its bytes at full bandwidth) and programmed to flash afterwards: the client waits for
     # the ack, the rest of the occupancy (P / IOPS, capacity) is destaged behind it
-    ack_w = np.minimum(occ_w, data.write_latency + io_bytes / data.seq_write)
+    ack_w = np.minimum(occ_w, data.write_latency + write_bytes / data.seq_write)
     ack_wal = np.where(
         has_wal,
         np.minimum(occ_wal, wal.write_latency + META_IO_BYTES / np.where(has_wal, wal.seq_write, 1.0)),
@@ -581,7 +629,9 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
     statements = k["statements_per_op"].astype(float)  # page reads and dirty pages per statement
     miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss") * statements
+    miss_reads = miss_reads * cfg["read_chunks"]
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
+    rmw = cfg["rmw_reads"] / cfg["replication_factor"]  # a partial EC write's stripe reads, per shard
     sync = sys_.parameter(params, "sync_writes")
     # one synchronous write (WAL / deferred) goes to the WAL device when there is one; a
     # system whose commit is a redo-log flush writes it at the log station (paths)
@@ -599,13 +649,14 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         has_wal=has_wal,
         io_bytes=io_bytes,
         reads_per_read=miss_reads,
-        reads_per_write=reads_per_write,
+        reads_per_write=reads_per_write + rmw,
         sync_data=sync_data,
         sync_wal=sync_wal,
         metadata_reads=meta,
         metadata_on_data=on_data,
         d_read=miss_reads * occ_r + np.where(on_data, meta * occ_meta_r, 0.0),
-        d_write=reads_per_write * occ_r + sync_data * ack_w,  # what a write waits for at the device
+        # what a write waits for at the device: page reads, an EC stripe's reads, the sync write's ack
+        d_write=reads_per_write * occ_r + rmw * occ_stripe + sync_data * ack_w,
         d_wal_read=np.where(sys_.has_metadata_cache & has_wal, meta * occ_wal_r, 0.0),
         d_wal_write=sync_wal * ack_wal,
         d_destage=sync_data * (occ_w - ack_w),
@@ -732,6 +783,13 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     # reached: one more round trip between nodes (primary-copy Ceph, QUORUM / ALL writes)
     replica_hop = np.where((cfg["acks"] >= 2) & (cfg["replication_factor"] >= 2), rtt, 0.0)
     net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0) * statements
+    # an erasure-coded write sends each shard its chunk (1/k of the bytes) from the primary
+    net_shard = (
+        np.where(
+            sys_.remote, (cfg["message_bytes"] * cfg["shard_fraction"] + HEADER_BYTES) / plat.net_bw, 0.0
+        )
+        * statements
+    )
     log_bytes = sys_.take(
         [s.parameter(params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0 for s in sys_.specs]
     )
@@ -743,8 +801,9 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     has_link = np.isfinite(gbps)
     link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
     return Paths(
-        net_read=net,
-        net_write=net,
+        # a large EC read: the primary gathers k - 1 chunks from other OSDs, then sends the object
+        net_read=net * (1.0 + (cfg["read_chunks"] - 1.0) / cfg["read_chunks"]),
+        net_write=net_shard,
         fixed_read=wire + virt_io * dev.reads_per_read,
         fixed_write=wire + replica_hop + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
         log_write=log,
@@ -775,8 +834,11 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     # a request message (socket read, parse, reply write) per statement, shared by the commands a
     # client pipelines in one message (its iodepth)
     per_message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
-    op_r = (sys_.parameter(params, "cpu_cycles_read") + per_message) * statements
-    op_w = (sys_.parameter(params, "cpu_cycles_write") + per_message) * statements
+    # an erasure-coded read is k sub-reads, each an operation on the OSD holding its chunk
+    op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] + per_message) * statements
+    # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards
+    rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["replication_factor"]
+    op_w = (sys_.parameter(params, "cpu_cycles_write") + rmw_ops + per_message) * statements
     read = (op_r + dev.reads_per_read * cyc_m + cyc_meta) / hz
     write = (op_w + dev.reads_per_write * cyc_m + cyc_meta) / hz
     return Demands(

@@ -86,11 +86,7 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
 
     system = get("system")
     operation = get("operation", "mixed")
-    if get("ec_profile"):
-        raise ValueError(
-            f"ec_profile {get('ec_profile')}: erasure-coded pools are not modelled (missing mechanism: "
-            "k + m chunk writes, partial-stripe read-modify-write, k-chunk reads)"
-        )
+
     fields = dict(row)
     if operation == "tpcc":
         warehouses = float(get("warehouses", 100))
@@ -133,6 +129,9 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         statements = load_system(str(system)).tpcc_statements
         if statements != 1:
             knobs["statements_per_op"] = statements
+    if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.chain._erasure_coding)
+        k, _, m = str(get("ec_profile")).partition("+")
+        knobs["ec_k"], knobs["ec_m"] = float(k), float(m)
     if not _blank(row.get("network_id")):
         knobs["network"] = str(row["network_id"])
     if not _blank(row.get("statements_per_op")):

@@ -76,13 +76,16 @@ def main_report() -> None:
     frame = benchmarks.load_benchmarks()
     emit(benchmarks.summarize_benchmarks(frame, by=["source_id"]), "table")
     print("\n== How well the model explains them (docs/validation.md) ==")
-    print("\n".join(validation.summary_lines(validation.validate(frame, params=params.name))[:2]))
+    print("The shipped fit: the seed documents and their context")
+    seeds = benchmarks.calibration_benchmarks()
+    print("\n".join(validation.summary_lines(validation.validate(seeds, params=params.name))[:2]))
     try:
         for cv in validation_runs.STORED:  # the stored out-of-sample runs: the headline numbers
             lines = validation.summary_lines(validation_runs.load_cv(cv))
             print("\n".join([lines[0], lines[1]] + [line for line in lines if line.startswith("metric ")]))
     except (validation_runs.StaleRunError, FileNotFoundError) as exc:
         print(f"(out of sample: {exc})")
+    _corpus_summary()
     workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
     spec = load_workload_file(str(workload_file))
     print(f"\n== {workload_file.name} on POWER8, x86 and Kunpeng: 3 nodes, by SMT mode ==")
@@ -116,3 +119,23 @@ def main_report() -> None:
     print()
     print(studies.sizing_conclusion(sized, target_ops_s=target, slo_p99_ms=slo))
     print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")
+
+
+def _corpus_summary() -> None:
+    """The public corpus, per system: zero-shot and leave-one-source-out factors (perfmodel.corpus)."""
+    from perfmodel import corpus
+
+    try:
+        table = corpus.load()
+    except FileNotFoundError as exc:
+        print(f"(public corpus: {exc})")
+        return
+    part = corpus.summary(table, ["system"])
+    print(f"The public corpus ({len(table)} figures from {table['source_id'].nunique()} sources; "
+          "factor errors, medians): fitted = the system's own parameters fitted on it")  # fmt: skip
+    for _, r in part.iterrows():
+        print(
+            f"  {r['system']:<10} {r['figures']:>4} figures  leave-one-source-out "
+            f"{r['leave-one-source-out median']:.2f}x  zero-shot {r['zero-shot median']:.2f}x"
+            + ("  (fitted)" if r["fitted"] else "")
+        )

@@ -96,6 +96,14 @@ KNOBS: dict[str, Knob] = {
             maximum=1.0,
         ),
         Knob(
+            "ec_k",
+            "count",
+            "count",
+            UNSET,
+            "erasure coding: data chunks k of a k+m pool (Ceph; unset: replicated, as replication_factor)",
+        ),
+        Knob("ec_m", "count", "count", UNSET, "erasure coding: coding chunks m of a k+m pool (with ec_k)"),
+        Knob(
             "statements_per_op",
             "count",
             "count",

@@ -108,6 +108,7 @@ def configurations():
         ("x86-dl380-e5-2630v4", "cassandra", {"token_aware": 0.0}),
         ("x86-dl380-e5-2630v4", "scylla", {"placement_units": 4.0, "token_aware": 0.5}),
         ("x86-ceph-osd-c220m5", "ceph", {"placement_units": 16.0}),
+        ("x86-ceph-osd-c220m5", "ceph", {"ec_k": 3, "ec_m": 2}),
         ("x86-dl380-e5-2630v4", "mysql", {"statements_per_op": 14}),
         ("x86-dl380-e5-2630v4", "redis", {"thread_cap": 8, "network": "loopback"}),
         ("x86-dl380-e5-2630v4", "memcached", {"thread_cap": 16}),

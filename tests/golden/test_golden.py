@@ -69,5 +69,6 @@ def test_the_grid_covers_every_system_platform_and_knob(frames):
         "placement_units",
         "statements_per_op",
         "network",
+        "ec_k",
     ):
         assert stored["case"].str.contains(knob).any(), knob

@@ -68,9 +68,6 @@ def test_every_figure_is_predicted_or_has_a_reason(figures):
         "no model output for",
         "vendor claim",
         "the load (clients or terminals) is not recorded",
-        # the public corpus: erasure-coded pools are listed with their missing mechanism
-        "configuration cannot be built: ec_profile",
-        "baseline configuration cannot be built: ec_profile",
     )
     assert all(r.startswith(allowed_prefixes) for r in reasons), reasons
     print(f"\n{len(predicted)} of {len(out)} figures predicted; not predicted: " + "; ".join(sorted(reasons)))

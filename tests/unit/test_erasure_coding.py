@@ -1,0 +1,83 @@
+"""Erasure-coded Ceph pools (issue 17): k + m chunks on writes, k sub-reads per read, read-modify-write
+of partial stripes, (k + m) / k capacity -- checked against what those mechanisms imply in closed form."""
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel import chain
+from perfmodel.workload import Workload
+
+PLATFORM = "x86-ceph-osd-c220m5"
+NAN = float("nan")
+
+
+def _model(io, read_fraction, ec_k, ec_m, rf=3, nodes=8, clients=8, **extra):
+    w = Workload(read_fraction=read_fraction, object_bytes=io, io_bytes=io, dataset_bytes=1e12,
+                 clients=clients, replication_factor=rf)  # fmt: skip
+    knobs = {} if np.isnan(ec_k) else {"ec_k": ec_k, "ec_m": ec_m}
+    return chain.build(PLATFORM, w, nodes=nodes, system="ceph", **knobs, **extra)
+
+
+def test_replicated_pools_are_unchanged_by_the_ec_knobs_left_unset():
+    a = _model(4096, 0.7, NAN, NAN)
+    assert a.inputs.cfg["read_chunks"][0] == 1 and a.inputs.cfg["shard_fraction"][0] == 1
+    assert a.inputs.cfg["data_copies"][0] == 3 and a.inputs.cfg["rmw_reads"][0] == 0
+
+
+def test_a_full_stripe_write_sends_k_plus_m_chunks_of_one_kth():
+    ec = _model(4 << 20, 0.0, 6, 2)
+    cfg = ec.inputs.cfg
+    assert cfg["replication_factor"][0] == 8 and cfg["acks"][0] == 8  # every shard acknowledges
+    assert cfg["shard_fraction"][0] == pytest.approx(1 / 6) and cfg["rmw_reads"][0] == 0
+    rep = _model(4 << 20, 0.0, NAN, NAN)
+    # bytes on the wire per write: (k + m) / k = 1.33x the object against 3x for three replicas
+    net = chain.IX["network"]
+    ec_bytes = ec.net.d_write[0, net] * cfg["replication_factor"][0]
+    rep_bytes = rep.net.d_write[0, net] * rep.inputs.cfg["replication_factor"][0]
+    assert ec_bytes / rep_bytes == pytest.approx((8 / 6) / 3, rel=0.01)  # headers are 128 B of 4 MiB
+
+
+def test_a_partial_write_reads_the_stripe_and_rewrites_one_chunk_and_the_coding_chunks():
+    cfg = _model(4096, 0.0, 6, 2).inputs.cfg
+    assert cfg["replication_factor"][0] == 3  # the touched data chunk + m = 2 coding chunks
+    assert cfg["rmw_reads"][0] == 6 and cfg["shard_fraction"][0] == 1
+
+
+def test_a_read_is_k_sub_reads_each_an_osd_operation():
+    params = perfmodel.load_parameters()
+    # everything cached (data and onodes), so the difference is the sub-read operations alone
+    ec = _model(4096, 1.0, 6, 2, clients=1, cache_bytes=1e13)
+    rep = _model(4096, 1.0, NAN, NAN, clients=1, cache_bytes=1e13)
+    assert ec.inputs.cfg["read_chunks"][0] == 6
+    cpu = chain.IX["cpu"]
+    hz = ec.cpu.thread_hz[0]
+    extra = ec.net.d_read[0, cpu] - rep.net.d_read[0, cpu]
+    # five more sub-read operations
+    assert extra * hz == pytest.approx(5 * params["cpu_cycles_read[ceph]"], rel=1e-9)
+
+
+def test_capacity_overhead_is_k_plus_m_over_k():
+    assert _model(4096, 1.0, 4, 2).inputs.cfg["data_copies"][0] == pytest.approx(1.5)
+
+
+def test_network_bound_large_writes_gain_what_the_bytes_say():
+    """4 MiB writes on links that saturate first: throughput scales with 1 / bytes on the wire."""
+    w = Workload(read_fraction=0.0, object_bytes=4 << 20, io_bytes=4 << 20, dataset_bytes=1e12,
+                 arrival_rate=1e9, replication_factor=3)  # fmt: skip
+    # even placement (units huge): 8 shards on 8 nodes are balanced, 3 replicas would not be
+    knobs = {"ec_k": [NAN, 6], "ec_m": [NAN, 2], "network": "eth-1g", "placement_units": 1e15}
+    out = perfmodel.predict(PLATFORM, w, nodes=8, system="ceph", **knobs)
+    assert out["saturated"].all() and (out["bottleneck"] == "network").all()
+    ratio = out["throughput_ops_s"].iloc[1] / out["throughput_ops_s"].iloc[0]
+    assert ratio == pytest.approx(3 / (8 / 6), rel=0.01)
+
+
+def test_bad_profiles_are_named():
+    w = Workload(read_fraction=1.0, object_bytes=4096, clients=1, replication_factor=1)
+    with pytest.raises(ValueError, match="ec_k / ec_m"):
+        perfmodel.predict(PLATFORM, w, nodes=8, system="ceph", ec_k=6)
+    with pytest.raises(ValueError, match="erasure-coded shards exceed nodes"):
+        perfmodel.predict(PLATFORM, w, nodes=4, system="ceph", ec_k=6, ec_m=2)
+    assert np.isfinite(perfmodel.predict(PLATFORM, w, nodes=8, system="ceph", ec_k=6, ec_m=2)
+                       ["throughput_ops_s"]).all()  # fmt: skip
