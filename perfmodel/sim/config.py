@@ -162,6 +162,17 @@ class SimConfig:
             return None
         return float(min(q, 1.0))
 
+    def hot_device_weights(self) -> np.ndarray | None:
+        """Probabilities of the devices of node 0 (of the station when not per node) for a visit:
+        device 0 :meth:`hot_device_share`, the others the rest evenly (``None``: uniform)."""
+        q = self.hot_device_share()
+        if q is None:
+            return None
+        per = self._device_per()
+        weights = np.full(per, (1.0 - q) / (per - 1))
+        weights[0] = q
+        return weights
+
     def _device_per(self) -> int:
         k = self.device_station
         m = int(self.mult[k])

@@ -77,12 +77,10 @@ class _Station:
         per = self.per
         self.choice = _stream(lambda: rng.integers(0, per, BLOCK)) if per > 1 else repeat(0)
         # placement imbalance: on node 0 (the whole station when not per node) device 0 is hot
-        q = cfg.hot_device_share() if k == cfg.device_station else None
+        weights = cfg.hot_device_weights() if k == cfg.device_station else None
         self.hot_choice = None
-        if q is not None:
-            p = np.full(per, (1.0 - q) / (per - 1))
-            p[0] = q
-            self.hot_choice = _stream(lambda: rng.choice(per, BLOCK, p=p))
+        if weights is not None:
+            self.hot_choice = _stream(lambda: rng.choice(per, BLOCK, p=weights))
         self.busy = 0.0
         self.residence = 0.0
 

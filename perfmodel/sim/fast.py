@@ -160,20 +160,16 @@ def run_fast(cfg: SimConfig, requests: int, warmup: int, rng: np.random.Generato
         if mult > 1:
             per = mult // cfg.nodes if cfg.local(k) else mult
             inst = rng.integers(0, per, m)
-            q = cfg.hot_device_share() if k == cfg.device_station else None
+            weights = cfg.hot_device_weights() if k == cfg.device_station else None
             if cfg.local(k):
                 who = np.arange(m) if idx is None else idx
                 node_of = nodes[who if order is None else who[order]]
-                if q is not None:  # placement imbalance: device 0 of node 0 is hot
-                    p = np.full(per, (1.0 - q) / (per - 1))
-                    p[0] = q
+                if weights is not None:  # placement imbalance: device 0 of node 0 is hot
                     on_hot = node_of == 0
-                    inst[on_hot] = rng.choice(per, int(on_hot.sum()), p=p)
+                    inst[on_hot] = rng.choice(per, int(on_hot.sum()), p=weights)
                 inst = inst + node_of * per
-            elif q is not None:
-                p = np.full(per, (1.0 - q) / (per - 1))
-                p[0] = q
-                inst = rng.choice(per, m, p=p)
+            elif weights is not None:
+                inst = rng.choice(per, m, p=weights)
         else:
             inst = np.zeros(m, np.int64)
         begin = np.empty(m)
