@@ -9,7 +9,8 @@
    via ``papermill.inspect_notebook``, no kernel started) and gives each run
    a deterministic output folder (:func:`run_folder`);
 3. :func:`run_job` executes one run: papermill into the folder (with
-   ``output_dir`` set to it), an HTML export, and a marker file written last;
+   ``output_dir`` "." and the folder as its working directory), an HTML export
+   readable offline, and a marker file written last;
    it takes a plain dict and returns a plain dict, so any executor (a process
    pool today, Dask later) can run it;
 4. :func:`run_batch` runs the jobs in worker processes with a progress bar,
@@ -167,10 +168,13 @@ def expand(grid: Mapping[str, Sequence[Any]], fixed: Mapping[str, Any] | None = 
 
 
 def resolve_notebook(name: str | Path) -> Path:
-    """A notebook path, or a name in :func:`notebook_dir` (``05-sizing``, ``05-sizing.ipynb``, ``05``)."""
+    """A notebook path, or a name in :func:`notebook_dir` (``05-sizing``, ``05-sizing.ipynb``, ``05``);
+    a path that is not a file is an error (naming it), not a name."""
     path = Path(name)
     if path.suffix == ".ipynb" and path.is_file():
         return path.resolve()
+    if len(path.parts) > 1:  # a path, not a name: never fall back silently to perfmodel's own copy
+        raise GridError(f"notebook {str(name)!r}: no such notebook file")
     stem = path.name.removesuffix(".ipynb")
     matches = sorted(notebook_dir().glob(f"{stem}*.ipynb"))
     exact = [m for m in matches if m.stem == stem]
@@ -179,6 +183,20 @@ def resolve_notebook(name: str | Path) -> Path:
     known = ", ".join(p.name for p in list_notebooks())
     what = "matches several notebooks" if matches else "is not a notebook"
     raise GridError(f"notebook {str(name)!r} {what}; known: {known}")
+
+
+def describe_notebook(path: str | Path, name: str | Path | None = None) -> str:
+    """Which file a run executes, in words: the path, and whether it is perfmodel's own copy or a
+    file given by path; when a name resolved to perfmodel's copy while the current directory has a
+    different ``notebooks/<file>`` (a checkout beside an installed perfmodel), says so and how to
+    run that one instead."""
+    path = Path(path).resolve()
+    shipped = path.parent == notebook_dir().resolve()
+    text = f"notebook {path} ({'shipped with perfmodel' if shipped else 'given by path'})"
+    local = Path.cwd() / "notebooks" / path.name
+    if shipped and local.is_file() and local.resolve() != path and local.read_bytes() != path.read_bytes():
+        text += f"; ./notebooks/{path.name} differs -- pass its path to run it instead"
+    return text
 
 
 def list_notebooks() -> list[Path]:
@@ -372,7 +390,9 @@ def run_job(job: Mapping[str, Any]) -> dict:
         papermill.execute_notebook(
             str(notebook),
             str(executed),
-            parameters={**job["parameters"], OUTPUT_PARAMETER: str(folder)},
+            # the run's folder is the kernel's working directory: "." keeps this machine's paths out of
+            # the executed notebook and its export
+            parameters={**job["parameters"], OUTPUT_PARAMETER: "."},
             kernel_name=job.get("kernel_name") or DEFAULT_KERNEL,
             cwd=str(folder),
             progress_bar=False,
@@ -382,6 +402,8 @@ def run_job(job: Mapping[str, Any]) -> dict:
         )
     except Exception as exc:  # a failing notebook is a result, not a crash
         status, error = "failed", _error_text(exc)
+    if executed.is_file():
+        _drop_machine_paths(executed)
     if job.get("html", True) and executed.is_file():
         try:
             export_html(executed, executed.with_suffix(".html"))
@@ -404,6 +426,19 @@ def run_job(job: Mapping[str, Any]) -> dict:
     return record
 
 
+def _drop_machine_paths(executed: Path) -> None:
+    """Papermill's record of the input and output paths as file names: an executed notebook (and
+    its export) does not carry the folders of the machine that ran it."""
+    import nbformat
+
+    nb = nbformat.read(str(executed), as_version=4)
+    record = nb.metadata.get("papermill", {})
+    for key in ("input_path", "output_path"):
+        if record.get(key):
+            record[key] = Path(record[key]).name
+    nbformat.write(nb, str(executed))
+
+
 def _error_text(exc: BaseException) -> str:
     """One line: the notebook's exception name and message when papermill reports one."""
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
@@ -413,12 +448,33 @@ def _error_text(exc: BaseException) -> str:
     return text.splitlines()[-1] if text else type(exc).__name__
 
 
+#: the display data of a live widget; an export shows the output's static alternative instead
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def static_outputs(nb):
+    """The notebook with its widgets made static, for an export read offline: every output that
+    offers a widget view *and* a static alternative (text/html, an image, text) keeps only the
+    static one, and the saved widget state goes, so no widget script is fetched from a CDN (the
+    planner's display data carry its last plan as text/html, :mod:`perfmodel.planner`). Changes
+    ``nb`` in place and returns it."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data and set(data) - {WIDGET_VIEW, "text/plain"}:
+                del data[WIDGET_VIEW]
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
 def export_html(notebook: str | Path, target: str | Path) -> Path:
-    """Write an executed notebook as HTML (nbconvert's ``HTMLExporter``)."""
+    """Write an executed notebook as HTML (nbconvert's ``HTMLExporter``), readable offline: widgets
+    shown by their static copies (:func:`static_outputs`)."""
     import nbformat
     from nbconvert import HTMLExporter
 
-    body, _ = HTMLExporter().from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    nb = static_outputs(nbformat.read(str(notebook), as_version=4))
+    body, _ = HTMLExporter().from_notebook_node(nb)
     Path(target).write_text(body, encoding="utf-8")
     return Path(target)
 

@@ -351,6 +351,8 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
         fixed[key] = batch.parse_value(value)
     notebooks = args.notebook or spec["notebooks"] or [p.name for p in batch.list_notebooks()]
     paths = [batch.resolve_notebook(nb) for nb in notebooks]
+    for path in paths:
+        print(batch.describe_notebook(path), file=sys.stderr)
     axes = {k: len(v) for k, v in spec["grid"].items() if isinstance(v, list)}
     runs = len(paths) * math.prod(axes.values())
     shape = " x ".join([f"{len(paths)} notebooks"] + [f"{n} {k}" for k, n in axes.items()])
@@ -361,8 +363,6 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
             f"the grid makes {runs:,} runs ({shape}), more than --max-runs {args.max_runs:,}; "
             "narrow the grid or raise --max-runs"
         )
-    for path in paths:
-        print(f"notebook {path}", file=sys.stderr)
     print(f"{runs:,} runs ({shape}) into {Path(args.out).resolve()}", file=sys.stderr, flush=True)
     if runs > CONFIRM_RUNS and not args.yes and sys.stdin.isatty():
         answer = input(f"run {runs:,} notebook runs? [y/N] ")
@@ -606,7 +606,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="execute notebooks over a parameter grid (executed notebook, HTML, results; summary.csv)",
     )
     nbr.add_argument(
-        "notebook", nargs="*", help="notebook names or paths (default: the grid file's, else all)"
+        "notebook",
+        nargs="*",
+        help="notebook names (perfmodel's own copy: 05-sizing) or paths (notebooks/05-sizing.ipynb runs "
+        "that file, e.g. a checkout's); default: the grid file's, else all",
     )
     nbr.add_argument("--grid", default=None, help="grid YAML (see notebooks/grids/)")
     nbr.add_argument("--out", default="out/notebooks", help="output folder (default: out/notebooks)")

@@ -2,9 +2,16 @@
 
 :func:`run_plan` is the computation (a sizing table and its conclusion) and
 runs anywhere; :func:`planner` builds the controls (sliders and drop-downs, one
-per argument of ``run_plan``) and an output area that re-plans whenever a
-control changes. Constructing the widgets needs no browser, so the notebook
-also executes headless under papermill.
+per argument of ``run_plan``) in a column beside an output area that re-plans
+whenever a control changes: the conclusion, a compact table (colour swatch per
+SMT mode, every reason in full below it) and the two-panel plot
+(:mod:`perfmodel.sizing_view`). Every answer ``size`` can give -- all feasible,
+some, none -- is words and a plot, never a traceback. Controls that do not
+apply are disabled (the Zipf exponent under uniform keys, the consistency level
+with one replica). Constructing the widgets needs no browser, so the notebook
+also executes headless under papermill; the planner then also carries a static
+HTML copy of its last plan, which an HTML export shows where no widget script
+runs (:func:`perfmodel.batch.export_html`).
 """
 
 from __future__ import annotations
@@ -17,6 +24,55 @@ from perfmodel.sizing import TABLE_COLUMNS
 #: sizing-table columns the planner shows
 PLAN_COLUMNS = TABLE_COLUMNS
 CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
+#: rows of the platform list (the selected platforms come first, so they are visible)
+PLATFORM_ROWS = 10
+#: width of the plot beside the controls [in]: the output column of a laptop-sized JupyterLab
+PLOT_WIDTH_IN = 7.6
+
+
+def platform_options(platforms, selected) -> list[str]:
+    """The platform list's order: the selected platforms first (in their order), then the mission's
+    platforms, then the rest of the catalog alphabetically -- so a selection is visible without
+    scrolling."""
+    from perfmodel.sizing import DEFAULT_PLATFORMS
+
+    known = list(platforms)
+    first = [p for p in selected if p in known] + [p for p in DEFAULT_PLATFORMS if p in known]
+    return list(dict.fromkeys(first + sorted(known)))
+
+
+def applicable(values: dict) -> dict[str, bool]:
+    """Which controls apply to the current values: ``zipf_s`` only with Zipf keys, ``consistency``
+    only with more than one replica. ``{control: enabled}`` for the controls that can be disabled."""
+    return {
+        "zipf_s": values.get("key_distribution") == "zipf",
+        "consistency": int(values.get("replication_factor", 3)) > 1,
+    }
+
+
+def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None) -> str:
+    """The plan as one static HTML block: the conclusion, the compact table with every reason, and
+    the plot as an embedded PNG (``figure``, a matplotlib figure, when given). What an HTML export
+    shows of the planner where no widget script runs."""
+    import base64
+    import html
+    import io
+
+    from perfmodel import sizing_view
+
+    parts = [
+        f"<pre class='pm-conclusion' style='white-space:pre-wrap;font-size:12px'>{html.escape(text)}</pre>",
+        sizing_view.table_html(table, slo_p99_ms=slo_p99_ms),
+    ]
+    if figure is not None:
+        buf = io.BytesIO()
+        figure.savefig(buf, format="png", dpi=90)
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        parts.append(
+            f"<img class='pm-plot' alt='sizing plot' style='max-width:100%' "
+            f"src='data:image/png;base64,{data}'>"
+        )
+    return "<div class='pm-plan'>" + "".join(parts) + "</div>"
 
 
 def run_plan(**values) -> tuple[pd.DataFrame, str]:
@@ -39,14 +95,14 @@ def controls(**defaults) -> dict:
     from perfmodel.catalog import list_platforms
     from perfmodel.systems import list_systems
 
-    style = {"description_width": "150px"}
-    layout = w.Layout(width="480px")
+    style = {"description_width": "130px"}
+    layout = w.Layout(width="350px")
     common = {"style": style, "layout": layout, "continuous_update": False}
     return {
         "platforms": w.SelectMultiple(
-            options=list_platforms(),
+            options=platform_options(list_platforms(), defaults.get("platforms", ())),
             value=tuple(defaults.get("platforms", ())),
-            rows=6,
+            rows=PLATFORM_ROWS,
             description="platforms",
             style=style,
             layout=layout,
@@ -153,40 +209,67 @@ def controls(**defaults) -> dict:
 
 
 def planner(**defaults):
-    """The planner: controls beside an output area that shows the plan for the current values.
+    """The planner: the controls in a column beside an output area with the plan for the current values.
 
-    Returns an ``ipywidgets.VBox``; the output is filled once at construction
-    (with ``defaults``) and again whenever a control changes.
+    Returns an ``ipywidgets.HBox`` (:class:`Planner`); the output is filled once at construction
+    (with ``defaults``) and again whenever a control changes. ``Planner.last_html`` holds the last
+    plan as static HTML (also in the planner's display data, for exports).
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
-    from IPython.display import display
+    from IPython.display import HTML, display
+
+    from perfmodel import sizing_view
 
     widgets = controls(**defaults)
-    output = w.Output()
+    selected = w.HTML(layout=w.Layout(width="350px"))
+    output = w.Output(layout=w.Layout(flex="1 1 auto", min_width="0", overflow="auto"))
+
+    class Planner(w.HBox):
+        """The planner's box; its display data carry a static copy of the last plan as text/html."""
+
+        last_html = ""
+
+        def _repr_mimebundle_(self, **kwargs):
+            bundle = super()._repr_mimebundle_(**kwargs)
+            if self.last_html:
+                bundle["text/html"] = self.last_html
+            return bundle
 
     def show(**values):
         if not values["platforms"]:
-            print("choose at least one platform")
-            return
+            print("Choose at least one platform (click one; Ctrl/Cmd+click adds more).")
+            return ""
         try:
             table, text = run_plan(**values)
         except ValueError as exc:
             print(f"cannot plan: {exc}")
-            return
+            return ""
+        slo = float(values["slo_p99_ms"])
+        axes = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN)
+        static = plan_html(table, text, slo_p99_ms=slo, figure=axes[0].figure)
         print(text)
-        display(table[PLAN_COLUMNS].round(3))
-        studies.plot_sizing(table, slo_p99_ms=values["slo_p99_ms"])
-        plt.tight_layout()
+        display(HTML(sizing_view.table_html(table, slo_p99_ms=slo)))
         plt.show()
+        return static
 
     def refresh(_change=None):
+        values = {name: widget.value for name, widget in widgets.items()}
+        for name, enabled in applicable(values).items():
+            widgets[name].disabled = not enabled
+        chosen = list(values["platforms"])
+        selected.value = (f"<small>{len(chosen)} selected: {', '.join(chosen)}</small>" if chosen
+                          else "<small>none selected</small>")  # fmt: skip
         output.clear_output(wait=True)
         with output:
-            show(**{name: widget.value for name, widget in widgets.items()})
+            box.last_html = show(**values) or box.last_html
 
+    controls_box = w.VBox(
+        [widgets["platforms"], selected] + [v for k, v in widgets.items() if k != "platforms"],
+        layout=w.Layout(width="370px", flex="0 0 370px"),
+    )
+    box = Planner([controls_box, output], layout=w.Layout(width="100%", align_items="flex-start"))
     for widget in widgets.values():
         widget.observe(refresh, names="value")
     refresh()
-    left = w.VBox(list(widgets.values()))
-    return w.VBox([left, output])
+    return box

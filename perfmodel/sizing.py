@@ -194,8 +194,13 @@ def size(
     infeasible), ``nodes_lower`` / ``nodes_upper``, ``feasible``, ``binding``
     (every constraint that sets the count, ``+``-joined), ``nodes_for_<constraint>``
     (what each alone needs; NaN: more than ``max_nodes``), ``reason`` (why not,
-    in words), the predicted throughput, p99 (with its band), utilisation and
-    bottleneck at that size, ``network`` and ``device`` used, ``cost``.
+    in words), ``latency_p99_ms_best`` (an infeasible row's lowest p99 at any size whose
+    utilisations are within ``max_utilization`` [ms]), ``latency_p99_ms_one_fewer`` /
+    ``max_utilization_one_fewer`` (the p99 [ms],
+    inf when saturated, and the busiest utilisation one node below the answer: why it is
+    the answer; NaN when one fewer breaks the replication constraint), the predicted
+    throughput, p99 (with its band), utilisation and bottleneck at that size, ``network`` and
+    ``device`` used, ``cost``.
     Sorted feasible first, fewest nodes first; ``attrs["terms"]`` says how
     the candidates were equalised.
     """
@@ -229,9 +234,17 @@ def size(
     out = pd.DataFrame(rows)
     for col in ("nodes_lower", "nodes_upper", "latency_p99_ms_lower", "latency_p99_ms_upper"):
         out[col] = np.nan
-    for col in TABLE_COLUMNS + [f"nodes_for_{c}" for c in CONSTRAINTS]:  # every column, whatever the rows
+    extra = ["throughput_ops_s", "latency_p99_ms_one_fewer", "max_utilization_one_fewer",
+             "latency_p99_ms_best", "network", "device"]  # fmt: skip
+    for col in (
+        TABLE_COLUMNS + [f"nodes_for_{c}" for c in CONSTRAINTS] + extra
+    ):  # every column, whatever the rows
         if col not in out.columns:
-            out[col] = "" if col in ("binding", "bottleneck", "tail_regime", "reason") else np.nan
+            out[col] = (
+                ""
+                if col in ("binding", "bottleneck", "tail_regime", "reason", "network", "device")
+                else np.nan
+            )
     if interval is not None and out.feasible.any():
         grid.add_ranges(out, float(interval), slo_p99_ms, max_utilization, fill_limit)
     if cost is not None:
@@ -245,6 +258,8 @@ def size(
     out.attrs["terms"] = terms["note"]
     out.attrs["interval"] = interval
     out.attrs["max_nodes"] = int(max_nodes)
+    out.attrs["slo_p99_ms"] = float(slo_p99_ms)
+    out.attrs["max_utilization"] = float(max_utilization)
     return out
 
 
@@ -345,9 +360,12 @@ class _Grid:
             why = self._why_not(i, ok, first, slo_p99_ms, max_utilization, target_ops_s)
             row.update(nodes=0, feasible=False, binding="", tail_regime="", reason=why)
             row.update(throughput_ops_s=np.nan, latency_p99_ms=np.nan, max_utilization=np.nan, bottleneck="")
+            best = np.nanmin(np.where(ok["throughput"][i], ok["_p99"][i], np.inf), initial=np.inf)
+            row["latency_p99_ms_best"] = float(best) if np.isfinite(best) else np.nan
             return row
         nodes = int(self.counts[all_ok])
         binding = [name for name in CONSTRAINTS if row[f"nodes_for_{name}"] == nodes]
+        fewer = all_ok - 1 if all_ok > 0 and self.valid[all_ok - 1] else -1  # one node fewer, when allowed
         pick = self.frame.iloc[i * len(self.counts) + all_ok]
         share = self.frame["tail_event_share"].to_numpy()[i * len(self.counts) : (i + 1) * len(self.counts)]
         row.update(
@@ -361,6 +379,8 @@ class _Grid:
             max_utilization=float(ok["_max_util"][i, all_ok]),
             bottleneck=str(pick.bottleneck),
             tail_regime=_tail_regime(share, all_ok),
+            latency_p99_ms_one_fewer=float(ok["_p99"][i, fewer]) if fewer >= 0 else np.nan,
+            max_utilization_one_fewer=float(ok["_max_util"][i, fewer]) if fewer >= 0 else np.nan,
         )
         return row
 

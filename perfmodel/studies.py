@@ -14,7 +14,7 @@ function                       used by
 :func:`size_workload`          05-sizing, 06-interactive-planner
 :func:`sizing_summary`         05, 06: the flat key results of a sizing table
 :func:`sizing_conclusion`      05, 06: the sizing table in a few sentences
-:func:`plot_sizing`            05, 06: nodes and p99 per platform (seaborn)
+:func:`plot_sizing`            05, 06: nodes and p99 per platform and SMT mode
 =============================  ===============================================
 
 SI units inside; columns carry their unit (``latency_p99_ms``).
@@ -361,31 +361,37 @@ def sizing_summary(table: pd.DataFrame) -> dict:
 
 
 def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: float) -> str:
-    """The sizing table in a few sentences (the notebook prints it and writes it to a file)."""
+    """The sizing table in a few sentences (the notebook prints it and writes it to a file): per
+    platform its best SMT mode, the node count and range, what sets it (what goes wrong with one
+    node fewer, :func:`perfmodel.sizing_view.binding_text`), the p99 and its band; then the answer,
+    naming any tie and how it was broken."""
+    from perfmodel.sizing_view import band_text, binding_text
+
     best = best_per_platform(table)
     level = table.attrs.get("interval", 0.9)
+    max_util = table.attrs.get("max_utilization")
     lines = [f"Sizing for {target_ops_s:,.0f} ops/s at p99 <= {slo_p99_ms:g} ms:"]
     if table.attrs.get("terms"):
         lines[0] += f" ({table.attrs['terms']})"
-    for row in best.itertuples():
-        if row.feasible:
-            step = {
-                "step": "; one node fewer and >= 1% of requests wait behind flush bursts: a p99 step",
-                "bursts": "; the p99 is a flush-burst wait",
-            }.get(getattr(row, "tail_regime", ""), "")
+    for _, row in best.iterrows():
+        if row["feasible"]:
+            why = binding_text(row, slo_p99_ms=slo_p99_ms, max_utilization=max_util)
+            why = why or (f"binding: {row['binding']}" if row.get("binding") else "")
+            if row.get("tail_regime") == "bursts":
+                why += "; the p99 is a flush-burst wait"
             lines.append(
-                f"- {row.platform}: {nodes_text(row, level)} at SMT{int(row.threads_per_core)} "
-                f"(binding: {row.binding}; predicted p99 {row.latency_p99_ms:.3g} ms; "
-                f"bottleneck {row.bottleneck}{step})."
+                f"- {row['platform']}: {nodes_text(row, level)} at SMT{int(row['threads_per_core'])}"
+                f" ({why}; predicted p99 {band_text(row, level)}; bottleneck {row['bottleneck']})."
             )
         else:
-            lines.append(f"- {row.platform}: infeasible ({row.reason}).")
+            lines.append(f"- {row['platform']}: infeasible ({row['reason']}).")
     feasible = table[table["feasible"]].sort_values(["nodes", "latency_p99_ms"], kind="stable")
     if len(feasible):
         top = feasible.iloc[0]
         others = feasible[feasible["nodes"] == top.nodes].iloc[1:]
         named = ", ".join(f"{r.platform} SMT{int(r.threads_per_core)}" for r in others.itertuples())
-        tie = f" (as few as {named}; the lowest p99 is listed)" if len(others) else ""
+        tie = (f" (a tie at {int(top.nodes)} nodes with {named}; broken by the lower predicted p99)"
+               if len(others) else "")  # fmt: skip
         lines.append(
             f"Fewest nodes: {nodes_text(top)} x {top.platform} at SMT{int(top.threads_per_core)}{tie}."
         )
@@ -405,44 +411,9 @@ def nodes_text(row, level: float = 0.9) -> str:
     return f"{nodes} nodes ({level:.0%} range {int(lo)}-{int(hi)})"
 
 
-def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=None):
-    """Nodes needed and predicted p99 per platform and SMT mode (two seaborn bar plots).
+def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=None, width_in: float = 11.0):
+    """Nodes needed and predicted p99 per platform and SMT mode: :func:`perfmodel.sizing_view.plot_sizing`
+    (fixed colours per SMT mode, p99 on a log axis with band and SLO, infeasible rows in words)."""
+    from perfmodel import sizing_view
 
-    Infeasible candidates are drawn with zero nodes. Returns the two axes.
-    """
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    data = table.assign(smt=table["threads_per_core"].map(lambda t: f"SMT{int(t)}"))
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    sns.barplot(data=data, y="platform", x="nodes", hue="smt", ax=axes[0], orient="h")
-    _node_ranges(axes[0], data)
-    axes[0].set(xlabel="nodes (N + failure tolerance); bar: range over the model's uncertainty", ylabel="",
-                title="nodes needed")  # fmt: skip
-    sns.barplot(
-        data=data[data["feasible"]], y="platform", x="latency_p99_ms", hue="smt", ax=axes[1], orient="h"
-    )
-    if slo_p99_ms is not None:
-        axes[1].axvline(slo_p99_ms, color="0.3", ls="--", lw=1, label=f"SLO {slo_p99_ms:g} ms")
-        axes[1].legend(fontsize=8)
-    axes[1].set(xlabel="predicted p99 at that size [ms]", ylabel="", title="p99 latency")
-    return axes
-
-
-def _node_ranges(ax, data: pd.DataFrame) -> None:
-    """Draw ``nodes_lower`` .. ``nodes_upper`` across each candidate's bar (where known)."""
-    if "nodes_lower" not in data:
-        return
-    levels = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
-    platforms = [t.get_text() for t in ax.get_yticklabels()]
-    rows = data.set_index(["platform", "smt"])
-    for level, container in zip(levels, ax.containers, strict=False):
-        for platform, bar in zip(platforms, container, strict=False):
-            if (platform, level) not in rows.index:
-                continue
-            row = rows.loc[(platform, level)]
-            lo, hi = float(row["nodes_lower"]), float(row["nodes_upper"])
-            if np.isfinite(lo):
-                y = bar.get_y() + bar.get_height() / 2
-                ax.plot([lo, hi if np.isfinite(hi) else ax.get_xlim()[1]], [y, y], color="0.15", lw=1.2)
+    return sizing_view.plot_sizing(table, slo_p99_ms=slo_p99_ms, axes=axes, width_in=width_in)

@@ -138,12 +138,31 @@ def test_notebooks_are_found_in_an_installed_layout(tmp_path, monkeypatch):
         batch.notebook_dir()
 
 
+def test_run_says_which_file_it_runs_and_takes_a_checkout_path(tmp_path, monkeypatch):
+    shipped = batch.resolve_notebook("05-sizing")
+    monkeypatch.chdir(tmp_path)
+    assert batch.describe_notebook(shipped) == f"notebook {shipped} (shipped with perfmodel)"
+    local = tmp_path / "notebooks" / "05-sizing.ipynb"
+    local.parent.mkdir()
+    local.write_bytes(shipped.read_bytes())
+    assert "differs" not in batch.describe_notebook(shipped)  # the same file: nothing to say
+    local.write_bytes(shipped.read_bytes().replace(b"05 Sizing", b"05 Sizing, edited"))
+    assert batch.describe_notebook(shipped).endswith(
+        "./notebooks/05-sizing.ipynb differs -- pass its path to run it instead"
+    )
+    assert batch.resolve_notebook("notebooks/05-sizing.ipynb") == local.resolve()
+    assert batch.describe_notebook(local) == f"notebook {local.resolve()} (given by path)"
+    with pytest.raises(batch.GridError, match="'notebooks/05-typo.ipynb': no such notebook file"):
+        batch.resolve_notebook("notebooks/05-typo.ipynb")
+
+
 def test_run_names_its_notebook_and_refuses_a_grid_over_max_runs(tmp_path, capsys):
     grid = tmp_path / "g.yaml"
     grid.write_text("grid: {target_ops_s: [1e5, 2e5, 3e5], slo_p99_ms: [5, 10, 20, 40]}\n")
     out = tmp_path / "out"
     code = main(["notebooks", "run", "05-sizing", "--grid", str(grid), "--out", str(out), "--max-runs", "10"])
     err = capsys.readouterr().err
+    assert f"notebook {batch.resolve_notebook('05-sizing')} (shipped with perfmodel)" in err
     assert (
         code == 2
         and "12 runs (1 notebooks x 3 target_ops_s x 4 slo_p99_ms)" in err

@@ -7,6 +7,7 @@ library call on the same parameters, or with a closed form.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -209,3 +210,41 @@ def test_interactive_planner_runs_headless_with_its_defaults(executed):
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
     assert widget_outputs, "the planner's widgets were displayed"
+
+
+def test_exports_read_offline_and_carry_no_machine_paths(executed):
+    """The planner's HTML export shows its last plan as static output (no widget script from a CDN),
+    and no executed notebook or export names the folder it ran in."""
+    run = executed["06-interactive-planner.ipynb"]
+    page = (run.dir / "06-interactive-planner.html").read_text()
+    assert "application/vnd.jupyter.widget-view+json" not in page and "html-manager" not in page
+    assert re.search(r"class=.pm-plan", page) and "data:image/png;base64," in page
+    conclusion = (run.dir / "conclusion.txt").read_text().strip().splitlines()[-1]
+    assert conclusion.replace(">", "&gt;") in page or conclusion in page
+    for name, other in executed.items():
+        if name == "_summary":
+            continue
+        for path in (other.dir / name, (other.dir / name).with_suffix(".html")):
+            text = path.read_text()
+            assert str(other.dir) not in text and str(other.dir.parent) not in text, path.name
+
+
+def test_sizing_notebook_answers_an_infeasible_request(tmp_path):
+    """``-p slo_p99_ms=0.2`` with a high target: a table of reasons and a plot, not a traceback."""
+    from perfmodel import batch
+
+    jobs = batch.plan_jobs(["05-sizing"], [{"target_ops_s": 1e7, "slo_p99_ms": 0.2, "dataset_gib": 100.0}],
+                           tmp_path)  # fmt: skip
+    record = batch.run_job(jobs[0])
+    assert record["status"] == "ok", record["error"]
+    out = next(tmp_path.glob("05-sizing/*/"))
+    table = pd.read_csv(out / "sizing.csv")
+    assert not table["feasible"].any() and table["reason"].str.startswith("p99 never <= 0.2 ms").all()
+    assert "No candidate meets every constraint" in (out / "conclusion.txt").read_text()
+    assert record["results"]["feasible_candidates"] == 0
+    import nbformat
+
+    nb = nbformat.read(out / "05-sizing.ipynb", as_version=4)
+    kinds = [o.get("output_type") for c in nb.cells for o in c.get("outputs", [])]
+    assert "error" not in kinds and any("image/png" in o.get("data", {}) for c in nb.cells
+                                        for o in c.get("outputs", []))  # fmt: skip

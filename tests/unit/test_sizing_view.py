@@ -1,0 +1,204 @@
+"""perfmodel.sizing_view and the planner: what a planner sees of a sizing, for every answer size gives.
+
+Three real sizings (the planner's defaults, a high target, an infeasible SLO) are plotted and
+tabulated; the checks read the drawn artists (bar colours, the log axis, the band's ends, the SLO
+line, the infeasible rows' text), not the code's intentions.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from perfmodel import sizing_view
+from perfmodel.planner import applicable, planner, platform_options, run_plan
+from perfmodel.sizing_view import SMT_COLORS, binding_text, nodes_cell, smt_color
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.colors as mcolors  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+
+BASE = dict(
+    platforms=["power8-s821lc-10c", "x86-dl380-e5-2630v4"],
+    system="scylla",
+    read_fraction=0.8,
+    object_bytes=1024,
+    key_distribution="zipf",
+    zipf_s=0.9,
+    dataset_gib=500.0,
+    replication_factor=3,
+    consistency="QUORUM",
+    failure_tolerance=1,
+    max_utilization=0.7,
+)
+CASES = {
+    "defaults": dict(target_ops_s=1e6, slo_p99_ms=20.0),
+    "high target": dict(target_ops_s=1e7, slo_p99_ms=20.0),
+    "infeasible": dict(target_ops_s=1e7, slo_p99_ms=0.3),
+}
+
+
+@pytest.fixture(scope="module")
+def plans():
+    return {name: (run_plan(**BASE, **case), case["slo_p99_ms"]) for name, case in CASES.items()}
+
+
+def _label_smt(label: str) -> int:
+    return int(re.search(r"SMT(\d+)$", label).group(1))
+
+
+def test_smt_colours_are_the_same_in_every_sizing(plans):
+    seen = {}
+    for (table, _), slo in plans.values():
+        left, _right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
+        labels = {
+            round(t, 6): lab.get_text()
+            for t, lab in zip(left.get_yticks(), left.get_yticklabels(), strict=True)
+        }
+        for bar in left.patches:
+            y = round(bar.get_y() + bar.get_height() / 2, 6)
+            mode = _label_smt(labels[y])
+            colour = mcolors.to_hex(bar.get_facecolor())
+            assert colour == SMT_COLORS[mode]
+            seen.setdefault(mode, set()).add(colour)
+        plt.close("all")
+    assert set(seen) == {1, 2, 4, 8} and all(len(c) == 1 for c in seen.values())
+    assert smt_color(3) == smt_color(3) and smt_color(3) not in SMT_COLORS.values()
+
+
+def test_rows_keep_their_place_whatever_the_answer(plans):
+    orders = [list(sizing_view.ordered(table).apply(sizing_view.candidate_label, axis=1)) for (table, _), _ in
+              plans.values()]  # fmt: skip
+    assert orders[0] == orders[1] == orders[2]
+    assert orders[0][0] == "power8-s821lc-10c SMT1" and len(orders[0]) == 6
+
+
+def test_p99_panel_is_log_with_band_and_slo(plans):
+    (table, _), slo = plans["defaults"]
+    _left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
+    assert right.get_xscale() == "log"
+    slo_lines = [ln for ln in right.get_lines() if list(ln.get_xdata()) == [slo, slo]]
+    assert len(slo_lines) == 1
+    segments = [ln for ln in right.get_lines() if len(ln.get_xdata()) == 2 and ln not in slo_lines]
+    data = sizing_view.ordered(table)
+    feasible = data[data["feasible"]]
+    assert len(segments) == len(feasible)  # one band per feasible candidate
+    xhi = right.get_xlim()[1]
+    for seg, (_, row) in zip(segments, feasible.iterrows(), strict=True):
+        lo, hi = seg.get_xdata()
+        assert lo == pytest.approx(row["latency_p99_ms_lower"])
+        assert hi == pytest.approx(
+            row["latency_p99_ms_upper"] if np.isfinite(row["latency_p99_ms_upper"]) else xhi
+        )
+        assert lo <= row["latency_p99_ms"] <= hi
+    plt.close("all")
+
+
+def test_infeasible_candidates_are_words_in_both_panels(plans):
+    (table, text), slo = plans["infeasible"]
+    assert not table["feasible"].any() and "No candidate meets every constraint" in text
+    left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
+    assert not left.patches  # no bar pretends to be an answer
+    for ax in (left, right):
+        notes = [t.get_text() for t in ax.texts]
+        assert len(notes) == len(table) and all(
+            n.startswith("infeasible: p99 never <= 0.3 ms") for n in notes
+        )
+    hollow = [ln for ln in right.get_lines() if ln.get_markerfacecolor() == "none"]
+    best = sorted(table["latency_p99_ms_best"])
+    assert sorted(float(ln.get_xdata()[0]) for ln in hollow) == pytest.approx(best)
+    assert min(best) > slo  # the best p99 any size reaches misses the SLO: why it is infeasible
+    plt.close("all")
+
+
+def test_one_node_fewer_breaks_the_binding_constraint(plans):
+    """What the words say is what the model computed: with one node fewer the binding constraint fails."""
+    checked = 0
+    for (table, _), slo in plans.values():
+        for _, row in table[table["feasible"]].iterrows():
+            if "slo" in row["binding"].split("+"):
+                assert row["latency_p99_ms_one_fewer"] > slo
+                checked += 1
+            if "throughput" in row["binding"].split("+"):
+                assert row["max_utilization_one_fewer"] > 0.7
+                checked += 1
+    assert checked >= 10
+
+
+def test_binding_words():
+    row = {
+        "feasible": True,
+        "nodes": 8,
+        "binding": "slo",
+        "latency_p99_ms_one_fewer": 44.4,
+        "tail_regime": "step",
+    }
+    assert binding_text(row, slo_p99_ms=20) == (
+        "set by the SLO: at 7 nodes the p99 would be 44.4 ms > 20 ms "
+        "(>= 1% of requests meet a flush burst there: a p99 step)"
+    )
+    row.update(latency_p99_ms_one_fewer=math.inf, tail_regime="body")
+    assert binding_text(row, slo_p99_ms=20) == "set by the SLO: at 7 nodes a station saturates"
+    row.update(binding="throughput", max_utilization_one_fewer=0.7004)
+    assert binding_text(row, max_utilization=0.7).endswith("would run at 70.04% > 70%")  # never "70% > 70%"
+    row.update(binding="capacity+replication")
+    assert "capacity" in binding_text(row) and "replication" in binding_text(row)
+    assert binding_text({"feasible": False, "nodes": 0}) == ""
+
+
+def test_cells_and_table_html(plans):
+    nan = math.nan
+    assert nodes_cell({"feasible": True, "nodes": 8, "nodes_lower": 4.0, "nodes_upper": 10.0}) == "8 (4-10)"
+    assert (
+        nodes_cell({"feasible": True, "nodes": 8, "nodes_lower": 4.0, "nodes_upper": nan}, 128)
+        == "8 (4 to >128)"
+    )
+    assert nodes_cell({"feasible": False, "nodes": 0}) == "infeasible"
+    for (table, _), slo in plans.values():
+        page = sizing_view.table_html(table, slo_p99_ms=slo)
+        swatches = re.findall(r"data-smt='(\d+)' data-color='(#[0-9a-f]{6})'", page)
+        assert len(swatches) == len(table)
+        assert all(colour == SMT_COLORS[int(mode)] for mode, colour in swatches)
+        for reason in table.loc[~table["feasible"], "reason"]:
+            assert (
+                reason.replace(">", "&gt;").replace("<", "&lt;") in page
+            )  # in full, not cut at 50 characters
+        assert "inf" not in re.sub(r"infeasible", "", page)  # no "inf ms" anywhere
+
+
+def test_planner_controls_that_do_not_apply_and_platform_order():
+    assert applicable({"key_distribution": "uniform", "replication_factor": 3}) == {
+        "zipf_s": False,
+        "consistency": True,
+    }
+    assert applicable({"key_distribution": "zipf", "replication_factor": 1}) == {
+        "zipf_s": True,
+        "consistency": False,
+    }
+    order = platform_options(["a", "b", "kunpeng-r722", "z"], ["z"])
+    assert order[:2] == ["z", "kunpeng-r722"] and sorted(order) == ["a", "b", "kunpeng-r722", "z"]
+
+
+def test_planner_answers_an_infeasible_request_in_words(capsys):
+    pytest.importorskip("ipywidgets")
+    ui = planner(**BASE, target_ops_s=1e6, slo_p99_ms=20.0)
+    controls = ui.children[0].children
+    by_name = {getattr(c, "description", ""): c for c in controls}
+    assert by_name["Zipf exponent"].disabled is False
+    by_name["key popularity"].value = "uniform"
+    assert by_name["Zipf exponent"].disabled is True
+    capsys.readouterr()
+    by_name["target [ops/s]"].value = 1e7
+    by_name["p99 SLO [ms]"].value = 0.3
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err and "KeyError" not in out.out + out.err
+    assert "No candidate meets every constraint" in out.out
+    bundle = ui._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # the live planner in JupyterLab
+    static = bundle["text/html"]  # and its last plan for an export with no widget script
+    assert "No candidate meets every constraint" in static and "data:image/png;base64," in static
+    plt.close("all")
