@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.perfmodel-installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean browser screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,8 +22,30 @@ run: $(STAMP)
 	$(BIN)/perfmodel notebooks run 05-sizing --out out/notebooks --force
 	@cat out/notebooks/05-sizing/defaults-*/conclusion.txt
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+# Chromium and chromedriver for the real-browser test of the planner (Debian's chromium and
+# chromium-driver), installed when missing: as root, or with passwordless sudo. Where neither
+# works the browser test is skipped and says why; nothing else depends on them.
+CHROMIUM_PKGS := chromium chromium-driver
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif ! command -v apt-get >/dev/null; then \
+	  echo "note: no apt-get to install $(CHROMIUM_PKGS): the browser test will be skipped"; \
+	else \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	  else echo "note: installing $(CHROMIUM_PKGS) needs root: the browser test will be skipped"; exit 0; fi; \
+	  echo "installing $(CHROMIUM_PKGS) (Debian packages) for the browser test"; \
+	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	      --no-install-recommends $(CHROMIUM_PKGS) >/dev/null ) \
+	    || echo "note: apt-get could not install $(CHROMIUM_PKGS): the browser test will be skipped"; \
+	fi
+
+# docs/screenshots/planner-*.png: the planner in JupyterLab (headless Chromium) at the defaults, at a
+# high target and with an SLO no candidate meets
+screenshots: $(STAMP) browser
+	$(BIN)/python tests/browser/screenshots.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check perfmodel tests benchmarks notebooks

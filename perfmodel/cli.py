@@ -26,7 +26,7 @@ from pathlib import Path
 import perfmodel
 from perfmodel import benchmarks, catalog, units
 from perfmodel.errors import DataError, UnknownNameError
-from perfmodel.report import PREDICT_TABLE, SIZE_TABLE
+from perfmodel.report import PREDICT_TABLE
 from perfmodel.report import emit as _emit
 from perfmodel.workload import load_workload_file
 
@@ -317,7 +317,12 @@ def _cmd_size(args: argparse.Namespace) -> int:
         device=args.device,
         **spec["knobs"],
     )
-    _emit(frame if args.format != "table" else frame[SIZE_TABLE].round(3), args.format)
+    if args.format == "table":
+        from perfmodel.sizing_view import table_frame
+
+        _emit(table_frame(frame, slo_p99_ms=args.slo_p99_ms), "table")
+    else:
+        _emit(frame, args.format)
     if args.format == "table":
         from perfmodel import studies
 

@@ -51,27 +51,31 @@ def applicable(values: dict) -> dict[str, bool]:
 
 
 def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None) -> str:
-    """The plan as one static HTML block: the conclusion, the compact table with every reason, and
-    the plot as an embedded PNG (``figure``, a matplotlib figure, when given). What an HTML export
-    shows of the planner where no widget script runs."""
+    """The plan as one HTML block, what the planner shows and what an export keeps of it: the answer
+    in a line (the request and the fewest nodes, or that none is feasible), the plot as an embedded
+    PNG (``figure``, a matplotlib figure, when given), the compact table with every reason below
+    it, and the whole conclusion in words (folded)."""
     import base64
     import html
     import io
 
     from perfmodel import sizing_view
 
-    parts = [
-        f"<pre class='pm-conclusion' style='white-space:pre-wrap;font-size:12px'>{html.escape(text)}</pre>",
-        sizing_view.table_html(table, slo_p99_ms=slo_p99_ms),
-    ]
+    lines = text.splitlines()
+    request = lines[0].split(" (", 1)[0] if lines else ""
+    answer = lines[-1] if len(lines) > 1 else ""
+    parts = [f"<p class='pm-answer' style='font-size:13px;margin:2px 0 6px 0'><b>{html.escape(request)}</b> "
+             f"{html.escape(answer)}</p>"]  # fmt: skip
     if figure is not None:
         buf = io.BytesIO()
-        figure.savefig(buf, format="png", dpi=90)
+        figure.savefig(buf, format="png", dpi=100)
         data = base64.b64encode(buf.getvalue()).decode("ascii")
-        parts.append(
-            f"<img class='pm-plot' alt='sizing plot' style='max-width:100%' "
-            f"src='data:image/png;base64,{data}'>"
-        )
+        parts.append(f"<img class='pm-plot' alt='nodes needed and p99 per candidate' style='max-width:100%' "
+                     f"src='data:image/png;base64,{data}'>")  # fmt: skip
+    parts.append(sizing_view.table_html(table, slo_p99_ms=slo_p99_ms))
+    words = f"<pre style='white-space:pre-wrap;font-size:12px'>{html.escape(text)}</pre>"
+    summary = "<summary style='font-size:12px'>the plan in words</summary>"
+    parts.append(f"<details class='pm-words'>{summary}{words}</details>")
     return "<div class='pm-plan'>" + "".join(parts) + "</div>"
 
 
@@ -246,12 +250,11 @@ def planner(**defaults):
             print(f"cannot plan: {exc}")
             return ""
         slo = float(values["slo_p99_ms"])
-        axes = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN)
-        static = plan_html(table, text, slo_p99_ms=slo, figure=axes[0].figure)
-        print(text)
-        display(HTML(sizing_view.table_html(table, slo_p99_ms=slo)))
-        plt.show()
-        return static
+        figure = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN)[0].figure
+        page = plan_html(table, text, slo_p99_ms=slo, figure=figure)
+        plt.close(figure)
+        display(HTML(page))
+        return page
 
     def refresh(_change=None):
         values = {name: widget.value for name, widget in widgets.items()}

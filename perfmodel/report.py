@@ -13,9 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 import perfmodel
-from perfmodel import benchmarks, catalog, studies
+from perfmodel import benchmarks, catalog, sizing_view, studies
 from perfmodel._data import data_dir
-from perfmodel.sizing import TABLE_COLUMNS
 from perfmodel.workload import load_workload_file
 
 #: the prediction table as printed
@@ -35,9 +34,6 @@ PREDICT_TABLE = [
     "bottleneck",
     "saturated",
 ]
-
-#: the sizing table as printed (feasibility shows as an empty ``reason``)
-SIZE_TABLE = [c for c in TABLE_COLUMNS if c != "feasible"]
 
 
 def emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
@@ -115,7 +111,7 @@ def main_report() -> None:
     sized = perfmodel.size(
         spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
     )
-    emit(sized[SIZE_TABLE].round(3), "table")
+    emit(sizing_view.table_frame(sized, slo_p99_ms=slo), "table")
     print()
     print(studies.sizing_conclusion(sized, target_ops_s=target, slo_p99_ms=slo))
     print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")

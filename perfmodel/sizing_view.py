@@ -112,6 +112,12 @@ def binding_text(row, *, slo_p99_ms: float | None = None, max_utilization: float
     binding = [b for b in str(row.get("binding", "")).split("+") if b]
     p99 = float(row.get("latency_p99_ms_one_fewer", math.nan))
     util = float(row.get("max_utilization_one_fewer", math.nan))
+    if "replication" in binding:  # the fewest nodes allowed: the others hold there and are not tried below
+        held = [b for b in binding if b != "replication"]
+        also = f" ({', '.join('the SLO' if b == 'slo' else b for b in held)} met there too)" if held else ""
+        return (
+            f"set by replication: RF plus the failures tolerated need {nodes} nodes, the fewest allowed{also}"
+        )
     parts = []
     for name in binding:
         if name == "slo":
@@ -134,8 +140,6 @@ def binding_text(row, *, slo_p99_ms: float | None = None, max_utilization: float
             parts.append("throughput" + why)
         elif name == "capacity":
             parts.append(f"capacity: the data set x RF needs the drives of {nodes} nodes")
-        elif name == "replication":
-            parts.append(f"replication: RF plus the failures tolerated need {nodes} nodes")
     return "set by " + "; and by ".join(parts) if parts else ""
 
 
@@ -188,6 +192,10 @@ def table_frame(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> pd.D
     return pd.DataFrame(rows, columns=["candidate", "nodes", "p99 [ms]", "busiest", "note"])
 
 
+#: alignment of the HTML table's columns: swatch, candidate, nodes, p99, busiest, note mark
+_ALIGN = ("left", "left", "right", "right", "left", "left")
+
+
 def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
     """:func:`table_frame` as a narrow HTML table: a colour swatch per SMT mode (``data-smt`` and the
     colour on each swatch), the notes numbered below it in full, and as hover text on each row."""
@@ -196,7 +204,8 @@ def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
     level = table.attrs.get("interval")
     head = ["", "candidate", "nodes" + (f" ({level:.0%} range)" if level else ""),
             "p99 [ms]" + (f" ({level:.0%} band)" if level else ""), "busiest", ""]  # fmt: skip
-    cells = "".join(f"<th style='text-align:left;padding:2px 8px'>{html.escape(h)}</th>" for h in head)
+    cells = "".join(f"<th style='text-align:{a};padding:2px 8px'>{html.escape(h)}</th>"
+                    for h, a in zip(head, _ALIGN, strict=True))  # fmt: skip
     body, notes = [], []
     for k, (row, r) in enumerate(zip(frame.to_dict("records"), cand.itertuples(index=False), strict=True)):
         color = smt_color(r.threads_per_core)
@@ -212,7 +221,8 @@ def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
         vals = (
             [swatch] + [html.escape(row[c]) for c in ("candidate", "nodes", "p99 [ms]", "busiest")] + [mark]
         )
-        tds = "".join(f"<td style='padding:2px 8px'>{v}</td>" for v in vals)
+        tds = "".join(f"<td style='padding:2px 8px;text-align:{a}'>{v}</td>"
+                      for v, a in zip(vals, _ALIGN, strict=True))  # fmt: skip
         body.append(f"<tr class='pm-row' title='{html.escape(note, quote=True)}'{style}>{tds}</tr>")
     return (
         "<table class='pm-sizing' style='border-collapse:collapse;font-size:12px'>"
@@ -303,24 +313,39 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
     left.set_yticks(y, [candidate_label(r) for _, r in data.iterrows()])
     left.set(xlabel="nodes (N + failures tolerated)", title="nodes needed")
 
-    p99, plo, phi, best = (
-        column("latency_p99_ms"),
-        column("latency_p99_ms_lower"),
-        column("latency_p99_ms_upper"),
-        column("latency_p99_ms_best"),
-    )
-    shown = np.concatenate([p99[feasible], plo[feasible], phi[feasible], best[~feasible]])
+    p99, plo, phi = column("latency_p99_ms"), column("latency_p99_ms_lower"), column("latency_p99_ms_upper")
+    best = column("latency_p99_ms_best")
+    # an infeasible row's best p99 is drawn where the SLO is what it misses
+    slo_missed = ~feasible & np.isfinite(best) & (slo_p99_ms is not None) & (best > (slo_p99_ms or np.inf))
+    shown = np.concatenate([p99[feasible], plo[feasible], phi[feasible], best[slo_missed]])
     shown = shown[np.isfinite(shown) & (shown > 0)]
     if slo_p99_ms is not None:
         shown = np.append(shown, slo_p99_ms)
     xlo = shown.min() / 2.5 if len(shown) else 0.1
     xhi = shown.max() * 2.5 if len(shown) else 100.0
+    right.set(xlabel="p99 at that size [ms]", title="p99 latency (log scale)")
+    fig.draw_without_rendering()  # the layout, so the panel's width below is the drawn one
+    right_chars = int(_chars(right) * 8 / 7)  # the words here are 7 point
+    words = {}
+    for k in np.flatnonzero(~feasible):
+        if slo_missed[k]:
+            words[k] = f"infeasible: best {best[k]:.3g} ms"
+            # room for the words right of the marker: widen the axis to the right where needed (in a
+            # narrow panel the words shorten to the best p99; the legend says what a hollow marker is)
+            width = (len(words[k]) + 1) / max(0.95 * right_chars, 1)
+            if width >= 0.6:
+                words[k] = f"best {best[k]:.3g} ms"
+                width = (len(words[k]) + 1) / max(0.95 * right_chars, 1)
+            if width < 0.6:
+                xhi = max(xhi, float(xlo * (best[k] / xlo) ** (1 / (0.94 - width))))
+        else:
+            words[k] = "infeasible: " + _short(str(data.iloc[k]["reason"]), right_chars - 14)
     right.set_xscale("log")
     right.set_xlim(xlo, xhi)
     right.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if xhi / xlo < 300 else (1.0,)))
     right.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     right.xaxis.set_minor_formatter(NullFormatter())
-    right_chars = _chars(right)
+    span = np.log(xhi / xlo)
     for k in range(len(data)):
         if feasible[k] and np.isfinite(p99[k]):
             if np.isfinite(plo[k]):
@@ -330,14 +355,18 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
                     right.plot([end], [y[k]], marker=">", color=colors[k], ms=7, clip_on=False)
             right.plot([p99[k]], [y[k]], marker="o", color=colors[k], ms=7, mec="0.1", mew=0.6)
         elif not feasible[k]:
-            if np.isfinite(best[k]):
+            if slo_missed[k]:
                 right.plot([best[k]], [y[k]], marker="o", mfc="none", mec=colors[k], mew=1.4, ms=7)
-            reason = str(data.iloc[k]["reason"])
-            right.text(xlo * 1.08, y[k] + 0.3, "infeasible: " + _short(reason, right_chars - 12), va="center",
-                       fontsize=7, color="0.3", style="italic", clip_on=True)  # fmt: skip
+                x = best[k] * np.exp(0.04 * span)  # the words right of the marker
+            else:
+                x = xlo * np.exp(0.01 * span)
+            what, ha = words[k], "left"
+            box = {"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 0.5}
+            right.text(x, y[k], what, ha=ha, va="center", fontsize=7, color="0.3", style="italic", bbox=box,
+                       clip_on=True)  # fmt: skip
     if slo_p99_ms is not None:
         right.axvline(slo_p99_ms, color="#b2182b", ls="--", lw=1.2)
-    right.set(xlabel="predicted p99 at that size [ms, log]", title="p99 latency")
+    right.set(xlabel="p99 at that size [ms]", title="p99 latency (log scale)")
     right.tick_params(axis="y", length=0)
     for ax in axes:
         ax.set_ylim(-0.7, len(data) - 0.3)

@@ -103,11 +103,12 @@ def test_infeasible_candidates_are_words_in_both_panels(plans):
     assert not table["feasible"].any() and "No candidate meets every constraint" in text
     left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
     assert not left.patches  # no bar pretends to be an answer
-    for ax in (left, right):
-        notes = [t.get_text() for t in ax.texts]
-        assert len(notes) == len(table) and all(
-            n.startswith("infeasible: p99 never <= 0.3 ms") for n in notes
-        )
+    notes = [t.get_text() for t in left.texts]
+    assert len(notes) == len(table) and all(n.startswith("infeasible: p99 never <= 0.3 ms") for n in notes)
+    data = sizing_view.ordered(table)
+    notes = [t.get_text() for t in right.texts]  # the p99 panel says how far from the SLO
+    expected = [f"best {b:.3g} ms" for b in data["latency_p99_ms_best"]]  # "infeasible: " where there is room
+    assert [n.removeprefix("infeasible: ") for n in notes] == expected
     hollow = [ln for ln in right.get_lines() if ln.get_markerfacecolor() == "none"]
     best = sorted(table["latency_p99_ms_best"])
     assert sorted(float(ln.get_xdata()[0]) for ln in hollow) == pytest.approx(best)
@@ -145,8 +146,13 @@ def test_binding_words():
     assert binding_text(row, slo_p99_ms=20) == "set by the SLO: at 7 nodes a station saturates"
     row.update(binding="throughput", max_utilization_one_fewer=0.7004)
     assert binding_text(row, max_utilization=0.7).endswith("would run at 70.04% > 70%")  # never "70% > 70%"
-    row.update(binding="capacity+replication")
-    assert "capacity" in binding_text(row) and "replication" in binding_text(row)
+    row.update(binding="capacity")
+    assert binding_text(row) == "set by capacity: the data set x RF needs the drives of 8 nodes"
+    row.update(binding="replication+capacity+throughput+slo")  # the fewest nodes allowed: nothing tried below
+    assert binding_text(row) == (
+        "set by replication: RF plus the failures tolerated need 8 nodes, the fewest allowed "
+        "(capacity, throughput, the SLO met there too)"
+    )
     assert binding_text({"feasible": False, "nodes": 0}) == ""
 
 
@@ -196,7 +202,7 @@ def test_planner_answers_an_infeasible_request_in_words(capsys):
     by_name["p99 SLO [ms]"].value = 0.3
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err and "KeyError" not in out.out + out.err
-    assert "No candidate meets every constraint" in out.out
+    assert "No candidate meets every constraint" in ui.last_html  # what the output area shows
     bundle = ui._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle  # the live planner in JupyterLab
     static = bundle["text/html"]  # and its last plan for an export with no widget script

@@ -1,0 +1,325 @@
+"""The planner in a real browser: JupyterLab on loopback, headless Chromium driven by Selenium.
+
+Shared by the browser test (``tests/browser/test_planner_browser.py``) and the screenshot
+command (``make screenshots``, ``tests/browser/screenshots.py``). :func:`missing` says why the
+browser cannot run here (no Chromium / chromedriver / selenium); :class:`Lab` starts a private
+JupyterLab (its own config, data, settings and runtime folders under a scratch folder, a random
+token) on a free loopback port and opens a notebook in Chromium; :class:`PlannerPage` runs the
+planner notebook and reads and drives what a planner sees.
+
+Chromium runs with the flags a closed network needs (no background networking, no component
+updates, no sync): without them it keeps trying Google's hosts.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = os.environ.get("PERFMODEL_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("PERFMODEL_CHROMEDRIVER", "/usr/bin/chromedriver")
+ROOT = Path(__file__).resolve().parents[2]
+PLANNER = ROOT / "notebooks" / "06-interactive-planner.ipynb"
+#: a laptop's screen [px]
+WINDOW = (1440, 900)
+
+
+def missing() -> str:
+    """Why the browser test cannot run here ('' when it can)."""
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not (Path(path).is_file() and os.access(path, os.X_OK)):
+            return (f"{path} not found: install Debian's {package} (`make browser` does, as root), "
+                    "or point PERFMODEL_CHROMIUM / PERFMODEL_CHROMEDRIVER at them")  # fmt: skip
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[test]')"
+    return ""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A private JupyterLab serving ``folder`` on loopback, and a headless Chromium on it.
+
+    Use as a context manager; ``open(name)`` loads a notebook; ``driver`` is the Selenium driver.
+    """
+
+    def __init__(self, folder: Path, window=WINDOW, timeout_s: float = 60.0):
+        self.folder, self.window, self.timeout_s = Path(folder), window, timeout_s
+        self.port, self.token = _free_port(), secrets.token_hex(16)
+        self.server = None
+        self.driver = None
+
+    def __enter__(self) -> Lab:
+        state = self.folder / ".lab"
+        settings = state / "settings" / "@jupyterlab" / "apputils-extension"
+        settings.mkdir(parents=True, exist_ok=True)
+        # no "news" question and no update check: a toast would cover the notebook
+        (settings / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False})
+        )
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(state / "config"),
+            "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+            "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        }
+        self.log = open(state / "server.log", "w")  # noqa: SIM115 -- closed in __exit__
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+             f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.folder}",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+             "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False"]
+            + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
+            cwd=self.folder, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self._wait_for_server()
+        self.driver = self._chromium(state / "chromium")
+        return self
+
+    def _wait_for_server(self) -> None:
+        url = f"http://127.0.0.1:{self.port}/api/status?token={self.token}"
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline:
+            if self.server.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited: {self.folder / '.lab' / 'server.log'}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(url, timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            time.sleep(0.3)
+        raise TimeoutError(f"JupyterLab did not answer on port {self.port} within {self.timeout_s:g} s")
+
+    def _chromium(self, profile: Path):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for flag in (
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            f"--window-size={self.window[0]},{self.window[1]}",
+            f"--user-data-dir={profile}",
+        ):
+            options.add_argument(flag)  # fmt: skip
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+        # the page gets the whole window: the viewport, not the outer window, is WINDOW
+        width, height = self.window
+        inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+        driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
+        return driver
+
+    def open(self, name: str) -> None:
+        """Load notebook ``name`` (in the served folder) in JupyterLab, left sidebar closed."""
+        self.driver.get(f"http://127.0.0.1:{self.port}/lab/tree/{name}?token={self.token}")
+        self.wait_css(".jp-Notebook .jp-Cell")
+        with contextlib.suppress(Exception):  # close the file browser: the notebook gets the width
+            tab = self.driver.find_element(
+                "css selector", ".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current"
+            )
+            tab.click()
+
+    def wait(self, condition, what: str, timeout_s: float | None = None):
+        """Poll ``condition()`` until it returns something truthy; a TimeoutError names ``what``."""
+        deadline = time.monotonic() + (timeout_s or self.timeout_s)
+        last = None
+        while time.monotonic() < deadline:
+            with contextlib.suppress(Exception):
+                last = condition()
+                if last:
+                    return last
+            time.sleep(0.2)
+        raise TimeoutError(f"timed out waiting for {what} (last: {last!r})")
+
+    def wait_css(self, selector: str, timeout_s: float | None = None):
+        return self.wait(lambda: self.driver.find_elements("css selector", selector), selector, timeout_s)
+
+    def console_errors(self) -> list[str]:
+        """The browser console's errors since the last call (JupyterLab's own 404s for optional
+        resources -- favicons, translations, workspaces -- are not the planner's)."""
+        logs = self.driver.get_log("browser")
+        ignore = re.compile(r"favicon|/lab/api/(translations|workspaces|settings)|/api/me|404 \(Not Found\)")
+        return [
+            entry["message"]
+            for entry in logs
+            if entry["level"] == "SEVERE" and not ignore.search(entry["message"])
+        ]
+
+    def __exit__(self, *exc) -> None:
+        if self.driver is not None:
+            with contextlib.suppress(Exception):
+                self.driver.quit()
+        if self.server is not None:
+            self.server.terminate()
+            try:
+                self.server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+        self.log.close()
+
+
+def planner_folder(folder: Path) -> Path:
+    """A scratch folder holding a copy of the planner notebook (06) that writes into it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = json.loads(PLANNER.read_text())
+    for cell in nb["cells"]:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            cell["source"] = [
+                re.sub(r'^output_dir = ".*?"', 'output_dir = "out"', line) for line in cell["source"]
+            ]
+    (folder / PLANNER.name).write_text(json.dumps(nb, indent=1))
+    return folder
+
+
+class PlannerPage:
+    """The planner as JupyterLab shows it: run it, read its plan, move its controls."""
+
+    def __init__(self, lab: Lab):
+        self.lab, self.driver = lab, lab.driver
+
+    def run_all(self) -> None:
+        """Run every cell (Run > Run All Cells) and wait for the planner's first plan."""
+        self.lab.wait(self._kernel_idle, "the kernel to start", 90)
+        menu = self.lab.wait(
+            lambda: [
+                m for m in self.driver.find_elements("css selector", ".lm-MenuBar-item") if m.text == "Run"
+            ],
+            "the Run menu",
+        )
+        menu[0].click()
+        item = self.lab.wait(
+            lambda: [i for i in self.driver.find_elements("css selector", ".lm-Menu-itemLabel")
+                     if i.text == "Run All Cells"],
+            "Run > Run All Cells",
+        )  # fmt: skip
+        item[0].click()
+        self.wait_plan("Sizing for")
+
+    def _kernel_idle(self) -> bool:
+        status = self.driver.find_elements("css selector", ".jp-Notebook-ExecutionIndicator")
+        return bool(status) and "idle" in (status[0].get_attribute("data-status") or "")
+
+    @property
+    def root(self):
+        """The planner's box: the widget box that holds the platform list."""
+        boxes = self.driver.find_elements("css selector", ".widget-hbox")
+        return next(b for b in boxes if b.find_elements("css selector", "select[multiple]"))
+
+    @property
+    def output(self):
+        return self.root.find_element("css selector", ".widget-output")
+
+    def text(self) -> str:
+        return self.output.text
+
+    def wait_plan(self, needle: str, timeout_s: float = 60):
+        """Wait until the planner's output shows ``needle`` and a fresh table."""
+
+        def shown():
+            return needle in self.text() and self.output.find_elements("css selector", "table")
+
+        return self.lab.wait(shown, f"the planner to show {needle!r}", timeout_s)
+
+    def control(self, label: str):
+        """The widget row whose label reads ``label``."""
+        for row in self.root.find_elements("css selector", ".widget-inline-hbox"):
+            labels = row.find_elements("css selector", "label")
+            if labels and labels[0].text.strip() == label:
+                return row
+        raise LookupError(f"no control labelled {label!r}")
+
+    def set_slider(self, label: str, value: str) -> None:
+        """Type ``value`` into the slider's readout and press Enter (as a person would)."""
+        from selenium.webdriver.common.keys import Keys
+
+        readout = self.control(label).find_element("css selector", ".widget-readout")
+        readout.click()
+        readout.send_keys(Keys.CONTROL, "a")
+        readout.send_keys(value, Keys.ENTER)
+
+    def choose(self, label: str, option: str) -> None:
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.control(label).find_element("css selector", "select")).select_by_visible_text(option)
+
+    def disabled(self, label: str) -> bool:
+        row = self.control(label)
+        inputs = row.find_elements("css selector", "input, select, .widget-readout, .noUi-target, .slider")
+        return any(
+            (el.get_attribute("disabled") is not None) or el.get_attribute("contenteditable") == "false"
+            for el in inputs
+        ) or "disabled" in (row.get_attribute("class") or "")
+
+    def swatches(self) -> dict[str, str]:
+        """``{candidate: CSS colour}`` of the table's SMT swatches."""
+        out = {}
+        for row in self.output.find_elements("css selector", "table.pm-sizing tbody tr"):
+            cells = row.find_elements("css selector", "td")
+            swatch = cells[0].find_element("css selector", "span")
+            out[cells[1].text] = swatch.value_of_css_property("background-color")
+        return out
+
+    def plot_png(self) -> bytes:
+        img = self.output.find_elements("css selector", "img")
+        src = img[-1].get_attribute("src")
+        return base64.b64decode(src.split(",", 1)[1])
+
+    def errors(self) -> list[str]:
+        """Tracebacks, error outputs and widget errors anywhere in the notebook."""
+        found = []
+        for el in self.driver.find_elements(
+            "css selector",
+            ".jp-OutputArea-output",
+        ):
+            text = el.text
+            if re.search(r"Traceback|Error displaying widget|KeyError|Exception|cannot plan", text):
+                found.append(text[:400])
+        return found
+
+
+def colour_pixels(png: bytes, colours: dict[int, str]) -> dict[int, int]:
+    """How many pixels of a PNG have exactly each colour (``{key: hex}``)."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    rgb = np.round(mpimg.imread(io.BytesIO(png), format="png")[..., :3] * 255).astype(int)
+    out = {}
+    for key, hexcolour in colours.items():
+        target = np.array([int(hexcolour[i : i + 2], 16) for i in (1, 3, 5)])
+        out[key] = int(np.all(rgb == target, axis=-1).sum())
+    return out
+
+
+def fresh_folder(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    return planner_folder(path)
