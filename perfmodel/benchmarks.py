@@ -181,6 +181,22 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "keys_per_op",
+        "float",
+        False,
+        "index lookups one reported operation's statements make in all (an IN list of 100 keys: 100; "
+        "blank = one per statement)",
+        config=True,
+    ),
+    Column(
+        "rows_per_op",
+        "float",
+        False,
+        "table rows one reported operation's statements visit in all (a 100-row range: 100; a sysbench "
+        "oltp_read_only transaction: 10 point + 4 x 100-row range SELECTs = 410; blank = one per lookup)",
+        config=True,
+    ),
+    Column(
         "target_rate",
         "float",
         False,

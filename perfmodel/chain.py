@@ -627,8 +627,9 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         0.0,
     )
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
-    statements = k["statements_per_op"].astype(float)  # page reads and dirty pages per statement
-    miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss") * statements
+    statements = k["statements_per_op"].astype(float)  # dirty pages per statement
+    lookups = _keys_and_rows(k)[0]  # page reads per index lookup (a statement, or each IN-list key)
+    miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss") * lookups
     miss_reads = miss_reads * cfg["read_chunks"]
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
     rmw = cfg["rmw_reads"] / cfg["replication_factor"]  # a partial EC write's stripe reads, per shard
@@ -820,6 +821,15 @@ class Demands:
     cpu_write: np.ndarray
 
 
+def _keys_and_rows(knobs: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Index lookups and rows per operation: ``keys_per_op`` (default: one per statement) and
+    ``rows_per_op`` (default: one per lookup), never fewer than the statements / lookups."""
+    statements = knobs["statements_per_op"].astype(float)
+    keys = np.maximum(settings.fill(knobs["keys_per_op"], statements).astype(float), statements)
+    rows = np.maximum(settings.fill(knobs["rows_per_op"], keys).astype(float), keys)
+    return keys, rows
+
+
 def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     """Cycles per operation, per device read and per metadata miss, at each thread's clock."""
     sys_, params = inp.sys, inp.params
@@ -839,6 +849,13 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards
     rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["replication_factor"]
     op_w = (sys_.parameter(params, "cpu_cycles_write") + rmw_ops + per_message) * statements
+    # index lookups beyond one per statement (IN-list keys): a B-tree descent and row fetch each;
+    # rows beyond one per lookup (the next rows of a range or scan): a row visit each -- leaf-row
+    # decode, predicate, visibility, copy-out (a SQL engine's per-tuple executor cost)
+    keys, rows = _keys_and_rows(inp.knobs)
+    extra = (sys_.parameter(params, "cpu_cycles_key") * np.maximum(keys - statements, 0.0)
+             + sys_.parameter(params, "cpu_cycles_row") * np.maximum(rows - keys, 0.0))  # fmt: skip
+    op_r, op_w = op_r + extra, op_w + extra
     read = (op_r + dev.reads_per_read * cyc_m + cyc_meta) / hz
     write = (op_w + dev.reads_per_write * cyc_m + cyc_meta) / hz
     return Demands(

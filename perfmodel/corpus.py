@@ -39,15 +39,25 @@ from perfmodel.params import ParameterSet, load_parameters
 #: parameters fitted per corpus system (per-request CPU, per-message CPU, serial share,
 #: background writes), the shared ones fixed at the shipped fit
 SYSTEM_FREE: dict[str, tuple[str, ...]] = {
-    "mysql": ("cpu_cycles_read[mysql]", "cpu_cycles_write[mysql]", "background_write_factor[mysql]"),
+    "mysql": (
+        "cpu_cycles_read[mysql]",
+        "cpu_cycles_write[mysql]",
+        "cpu_cycles_key[mysql]",
+        "cpu_cycles_row[mysql]",
+        "background_write_factor[mysql]",
+    ),
     "postgresql": (
         "cpu_cycles_read[postgresql]",
         "cpu_cycles_write[postgresql]",
+        "cpu_cycles_key[postgresql]",
+        "cpu_cycles_row[postgresql]",
         "background_write_factor[postgresql]",
     ),
     "opengauss": (
         "cpu_cycles_read[opengauss]",
         "cpu_cycles_write[opengauss]",
+        "cpu_cycles_key[opengauss]",
+        "cpu_cycles_row[opengauss]",
         "background_write_factor[opengauss]",
     ),
     "redis": ("cpu_cycles_read[redis]", "cpu_cycles_write[redis]", "cpu_cycles_message[redis]"),

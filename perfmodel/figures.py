@@ -136,6 +136,9 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         knobs["network"] = str(row["network_id"])
     if not _blank(row.get("statements_per_op")):
         knobs["statements_per_op"] = float(row["statements_per_op"])
+    for key in ("keys_per_op", "rows_per_op"):
+        if not _blank(row.get(key)):
+            knobs[key] = float(row[key])
     for key in ("osds_per_device", "cores_per_device", "log_files"):
         if not _blank(row.get(key)):
             knobs[key] = float(row[key])

@@ -112,6 +112,24 @@ KNOBS: dict[str, Knob] = {
             "dirty pages and round trips per statement; one commit per operation",
         ),
         Knob(
+            "keys_per_op",
+            "number",
+            "count",
+            UNSET,
+            "index lookups (B-tree descents) one operation's statements make in all, an average where "
+            "they differ (an IN list of 100 keys: 100; default: one per statement): each beyond one per "
+            "statement costs the system's cpu_cycles_key and, uncached, a page read",
+        ),
+        Knob(
+            "rows_per_op",
+            "number",
+            "count",
+            UNSET,
+            "table rows one operation's statements visit in all (a 100-row range: 100; default: one per "
+            "index lookup): each row beyond one per lookup (the next row of a range or scan) costs the "
+            "system's cpu_cycles_row",
+        ),
+        Knob(
             "placement_units",
             "number",
             "count",

@@ -85,7 +85,8 @@ REQUIRED_PARAMETERS = (
     "cache_share_of_ram",
 )
 #: optional parameters and their value when neither the set nor the spec has them
-OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0}
+OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0, "cpu_cycles_row": 0.0,
+                       "cpu_cycles_key": 0.0}  # fmt: skip
 
 
 @dataclass(frozen=True)
