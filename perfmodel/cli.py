@@ -318,9 +318,9 @@ def _cmd_size(args: argparse.Namespace) -> int:
         **spec["knobs"],
     )
     if args.format == "table":
-        from perfmodel.sizing_view import table_frame
+        from perfmodel.sizing_view import table_text
 
-        _emit(table_frame(frame, slo_p99_ms=args.slo_p99_ms), "table")
+        print(table_text(frame, slo_p99_ms=args.slo_p99_ms))
     else:
         _emit(frame, args.format)
     if args.format == "table":

@@ -111,7 +111,7 @@ def main_report() -> None:
     sized = perfmodel.size(
         spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
     )
-    emit(sizing_view.table_frame(sized, slo_p99_ms=slo), "table")
+    print(sizing_view.table_text(sized, slo_p99_ms=slo))
     print()
     print(studies.sizing_conclusion(sized, target_ops_s=target, slo_p99_ms=slo))
     print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")

@@ -192,6 +192,19 @@ def table_frame(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> pd.D
     return pd.DataFrame(rows, columns=["candidate", "nodes", "p99 [ms]", "busiest", "note"])
 
 
+def table_text(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
+    """:func:`table_frame` for a terminal: the short columns left-aligned, each row's note (why that
+    count, or why infeasible) numbered below the table in full."""
+    frame = table_frame(table, slo_p99_ms=slo_p99_ms)
+    frame.insert(0, "#", range(1, len(frame) + 1))
+    cols = ["#", "candidate", "nodes", "p99 [ms]", "busiest"]
+    widths = {c: max(len(c), *(len(str(v)) for v in frame[c])) for c in cols}
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip()]
+    lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip() for r in frame.to_dict("records")]
+    lines += [f"{r['#']}. {r['candidate']}: {r['note']}" for r in frame.to_dict("records") if r["note"]]
+    return "\n".join(lines)
+
+
 #: alignment of the HTML table's columns: swatch, candidate, nodes, p99, busiest, note mark
 _ALIGN = ("left", "left", "right", "right", "left", "left")
 

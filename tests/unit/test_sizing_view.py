@@ -208,3 +208,13 @@ def test_planner_answers_an_infeasible_request_in_words(capsys):
     static = bundle["text/html"]  # and its last plan for an export with no widget script
     assert "No candidate meets every constraint" in static and "data:image/png;base64," in static
     plt.close("all")
+
+
+def test_terminal_table_numbers_its_notes(plans):
+    (table, _), slo = plans["infeasible"]
+    text = sizing_view.table_text(table, slo_p99_ms=slo)
+    lines = text.splitlines()
+    assert lines[0].split() == ["#", "candidate", "nodes", "p99", "[ms]", "busiest"]
+    assert len(lines) == 1 + 2 * len(table)  # header, a row per candidate, a note per candidate
+    assert lines[1 + len(table)].startswith("1. power8-s821lc-10c SMT1: p99 never <= 0.3 ms")
+    assert max(map(len, lines[: 1 + len(table)])) < 80  # the table itself fits a terminal
