@@ -64,8 +64,14 @@ def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None)
     lines = text.splitlines()
     request = lines[0].split(" (", 1)[0] if lines else ""
     answer = lines[-1] if len(lines) > 1 else ""
-    parts = [f"<p class='pm-answer' style='font-size:13px;margin:2px 0 6px 0'><b>{html.escape(request)}</b> "
-             f"{html.escape(answer)}</p>"]  # fmt: skip
+    terms = table.attrs.get("terms", "")
+    answer_style, terms_style = (
+        "font-size:13px;margin:2px 0 0 0",
+        "font-size:11px;color:#555;margin:0 0 6px 0",
+    )
+    request, answer, terms = html.escape(request), html.escape(answer), html.escape(terms)
+    parts = [f"<p class='pm-answer' style='{answer_style}'><b>{request}</b> {answer}</p>"
+             f"<p class='pm-terms' style='{terms_style}'>{terms}</p>"]  # fmt: skip
     if figure is not None:
         buf = io.BytesIO()
         figure.savefig(buf, format="png", dpi=100)
@@ -219,6 +225,8 @@ def planner(**defaults):
     (with ``defaults``) and again whenever a control changes. ``Planner.last_html`` holds the last
     plan as static HTML (also in the planner's display data, for exports).
     """
+    import html
+
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import HTML, display
@@ -242,13 +250,15 @@ def planner(**defaults):
 
     def show(**values):
         if not values["platforms"]:
-            print("Choose at least one platform (click one; Ctrl/Cmd+click adds more).")
-            return ""
+            message = "Choose at least one platform (click one; Ctrl/Cmd+click adds more)."
+            print(message)
+            return f"<p class='pm-message'>{html.escape(message)}</p>"
         try:
             table, text = run_plan(**values)
-        except ValueError as exc:
-            print(f"cannot plan: {exc}")
-            return ""
+        except Exception as exc:  # a request the model cannot answer: words, never a traceback
+            message = f"cannot plan: {exc}" if isinstance(exc, ValueError) else f"cannot plan: {exc!r}"
+            print(message)
+            return f"<p class='pm-message'>{html.escape(message)}</p>"
         slo = float(values["slo_p99_ms"])
         figure = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN)[0].figure
         page = plan_html(table, text, slo_p99_ms=slo, figure=figure)
@@ -265,7 +275,7 @@ def planner(**defaults):
                           else "<small>none selected</small>")  # fmt: skip
         output.clear_output(wait=True)
         with output:
-            box.last_html = show(**values) or box.last_html
+            box.last_html = show(**values)  # what the output shows now, for an export
 
     controls_box = w.VBox(
         [widgets["platforms"], selected] + [v for k, v in widgets.items() if k != "platforms"],

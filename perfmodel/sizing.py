@@ -394,13 +394,18 @@ class _Grid:
         if first["capacity"] < 0:
             need = float(np.max(self.w.dataset_bytes)) * self.rf
             have = self.n_grid[last] * self.per_node[i, 0]
-            why.append(f"the data set x RF ({need / 1e12:.3g} TB) does not fit: {top} nodes hold "
+            why.append(f"data does not fit: the data set x RF is {need / 1e12:.3g} TB, {top} nodes hold "
                        f"{have / 1e12:.3g} TB raw")  # fmt: skip
         if first["throughput"] < 0:
             u = ok["_max_util"][i, last]
-            why.append(f"needs more than {top} nodes for {target_ops_s:g} ops/s: at {top} nodes the busiest "
-                       f"station runs at {u:.0%} > {max_utilization:.0%}" if np.isfinite(u) else
-                       f"saturated at every size up to {top} nodes")  # fmt: skip
+            if not np.isfinite(u):
+                why.append(f"saturated at every size up to {top} nodes")
+            elif u > 1:  # an offered load beyond capacity: say by how much, not a utilisation over 100%
+                why.append(f"saturated: at {top} nodes the busiest station is offered {u:.3g}x what it can "
+                           f"serve at {target_ops_s:g} ops/s")  # fmt: skip
+            else:
+                why.append(f"needs more than {top} nodes for {target_ops_s:g} ops/s: at {top} nodes the "
+                           f"busiest station runs at {u:.0%} > {max_utilization:.0%}")  # fmt: skip
         if first["slo"] < 0:
             best = np.nanmin(np.where(ok["throughput"][i], ok["_p99"][i], np.inf))
             best_text = f" (best {best:.3g} ms)" if np.isfinite(best) else ""

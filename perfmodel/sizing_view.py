@@ -115,13 +115,12 @@ def binding_text(row, *, slo_p99_ms: float | None = None, max_utilization: float
     if "replication" in binding:  # the fewest nodes allowed: the others hold there and are not tried below
         held = [b for b in binding if b != "replication"]
         also = f" ({', '.join('the SLO' if b == 'slo' else b for b in held)} met there too)" if held else ""
-        return (
-            f"set by replication: RF plus the failures tolerated need {nodes} nodes, the fewest allowed{also}"
-        )
+        need = _nodes(nodes)
+        return f"set by replication: RF plus the failures tolerated need {need}, the fewest allowed{also}"
     parts = []
     for name in binding:
         if name == "slo":
-            why = f"at {nodes - 1} nodes "
+            why = f"at {_nodes(nodes - 1)} "
             if math.isinf(p99):
                 why += "a station saturates"
             elif np.isfinite(p99):
@@ -135,12 +134,17 @@ def binding_text(row, *, slo_p99_ms: float | None = None, max_utilization: float
         elif name == "throughput":
             limit = f" > {max_utilization:.0%}" if max_utilization is not None else ""
             util_text = _util_text(util, max_utilization)
-            why = (f": at {nodes - 1} nodes the busiest station would run at {util_text}{limit}"
+            why = (f": at {_nodes(nodes - 1)} the busiest station would run at {util_text}{limit}"
                    if np.isfinite(util) else "")  # fmt: skip
             parts.append("throughput" + why)
         elif name == "capacity":
-            parts.append(f"capacity: the data set x RF needs the drives of {nodes} nodes")
+            parts.append(f"capacity: the data set x RF needs the drives of {_nodes(nodes)}")
     return "set by " + "; and by ".join(parts) if parts else ""
+
+
+def _nodes(n: int) -> str:
+    """``1 node``, ``7 nodes``."""
+    return f"{n} node" + ("" if n == 1 else "s")
 
 
 def nodes_cell(row, max_nodes: int | None = None) -> str:
@@ -153,7 +157,7 @@ def nodes_cell(row, max_nodes: int | None = None) -> str:
     if not np.isfinite(lo):
         return f"{nodes}"
     if np.isfinite(hi):
-        return f"{nodes} ({int(lo)}-{int(hi)})"
+        return f"{nodes}" if lo == hi == nodes else f"{nodes} ({int(lo)}-{int(hi)})"
     return f"{nodes} ({int(lo)} to >{max_nodes})" if max_nodes else f"{nodes} ({int(lo)} to more)"
 
 
@@ -171,6 +175,14 @@ def p99_cell(row) -> str:
     return f"{p99:.3g} ({lo:.3g}-{hi:.3g})" if np.isfinite(hi) else f"{p99:.3g} ({lo:.3g}-sat.)"
 
 
+def _busiest(row) -> str:
+    """``cpu 37%`` (``cpu <1%`` below half a percent): the bottleneck and its utilisation."""
+    util = float(row.get("max_utilization", math.nan))
+    if not np.isfinite(util):
+        return str(row.get("bottleneck", ""))
+    return f"{row['bottleneck']} " + ("<1%" if util < 0.005 else f"{util:.0%}")
+
+
 def table_frame(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> pd.DataFrame:
     """One short row of strings per candidate (fixed order): candidate, nodes (range), p99 [ms]
     (band), busiest station, and a note -- why that count, or why infeasible."""
@@ -178,13 +190,12 @@ def table_frame(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> pd.D
     max_util = table.attrs.get("max_utilization")
     for _, r in ordered(table).iterrows():
         feasible = bool(r["feasible"])
-        util = float(r.get("max_utilization", math.nan))
         rows.append(
             {
                 "candidate": candidate_label(r),
                 "nodes": nodes_cell(r, table.attrs.get("max_nodes")),
                 "p99 [ms]": p99_cell(r),
-                "busiest": f"{r['bottleneck']} {util:.0%}" if feasible and np.isfinite(util) else "",
+                "busiest": _busiest(r) if feasible else "",
                 "note": binding_text(r, slo_p99_ms=slo_p99_ms, max_utilization=max_util)
                 if feasible else str(r.get("reason", "")),
             }
@@ -196,6 +207,8 @@ def table_text(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
     """:func:`table_frame` for a terminal: the short columns left-aligned, each row's note (why that
     count, or why infeasible) numbered below the table in full."""
     frame = table_frame(table, slo_p99_ms=slo_p99_ms)
+    if frame.empty:
+        return "no candidates"
     frame.insert(0, "#", range(1, len(frame) + 1))
     cols = ["#", "candidate", "nodes", "p99 [ms]", "busiest"]
     widths = {c: max(len(c), *(len(str(v)) for v in frame[c])) for c in cols}
@@ -318,6 +331,7 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
                 nodes_cell(data.iloc[k], table.attrs.get("max_nodes")),
                 va="center",
                 fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 0.3},
             )
         else:
             what = "infeasible: " + _short(data.iloc[k]["reason"], left_chars - 12)
@@ -329,7 +343,11 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
     p99, plo, phi = column("latency_p99_ms"), column("latency_p99_ms_lower"), column("latency_p99_ms_upper")
     best = column("latency_p99_ms_best")
     # an infeasible row's best p99 is drawn where the SLO is what it misses
+    # an infeasible row's best p99 is drawn where the SLO is the only constraint it misses
+    only_slo = column("nodes_for_capacity") < np.inf
+    only_slo &= column("nodes_for_throughput") < np.inf
     slo_missed = ~feasible & np.isfinite(best) & (slo_p99_ms is not None) & (best > (slo_p99_ms or np.inf))
+    slo_missed &= only_slo
     shown = np.concatenate([p99[feasible], plo[feasible], phi[feasible], best[slo_missed]])
     shown = shown[np.isfinite(shown) & (shown > 0)]
     if slo_p99_ms is not None:
@@ -349,8 +367,13 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
             if width >= 0.6:
                 words[k] = f"best {best[k]:.3g} ms"
                 width = (len(words[k]) + 1) / max(0.95 * right_chars, 1)
-            if width < 0.6:
-                xhi = max(xhi, float(xlo * (best[k] / xlo) ** (1 / (0.94 - width))))
+            wider = float(xlo * (best[k] / xlo) ** (1 / (0.94 - width))) if width < 0.6 else np.inf
+            if wider > 20 * shown.max():  # no more than 20x the largest value shown: shorter words instead
+                words[k] = f"best {best[k]:.3g} ms"
+                width = (len(words[k]) + 1) / max(0.95 * right_chars, 1)
+                wider = float(xlo * (best[k] / xlo) ** (1 / (0.94 - width))) if width < 0.6 else np.inf
+            if wider <= 20 * shown.max():
+                xhi = max(xhi, wider)
         else:
             words[k] = "infeasible: " + _short(str(data.iloc[k]["reason"]), right_chars - 14)
     right.set_xscale("log")
@@ -387,9 +410,9 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
     modes = sorted({int(t) for t in data["threads_per_core"]})
     handles = [Patch(color=smt_color(t), label=f"SMT{t}") for t in modes]
     level = table.attrs.get("interval")
-    if level:
+    if level and np.isfinite(lo[feasible]).any():
         handles.append(Line2D([], [], color="0.1", lw=1.3, label=f"{level:.0%} range / band"))
-    if (~feasible).any():
+    if slo_missed.any():
         handles.append(Line2D([], [], marker="o", mfc="none", mec="0.3", ls="", label="infeasible: best p99"))
     if slo_p99_ms is not None:
         handles.append(Line2D([], [], color="#b2182b", ls="--", lw=1.2, label=f"SLO {slo_p99_ms:g} ms"))

@@ -389,26 +389,47 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
     if len(feasible):
         top = feasible.iloc[0]
         others = feasible[feasible["nodes"] == top.nodes].iloc[1:]
-        named = ", ".join(f"{r.platform} SMT{int(r.threads_per_core)}" for r in others.itertuples())
-        tie = (f" (a tie at {int(top.nodes)} nodes with {named}; broken by the lower predicted p99)"
+        names = [f"{r.platform} SMT{int(r.threads_per_core)}" for r in others.itertuples()]
+        named = ", ".join(names[:3]) + (f" and {len(names) - 3} others" if len(names) > 3 else "")
+        tie = (f" (a tie at {_count(int(top.nodes), 'node')} with {named}; broken by the lower predicted p99)"
                if len(others) else "")  # fmt: skip
         lines.append(
             f"Fewest nodes: {nodes_text(top)} x {top.platform} at SMT{int(top.threads_per_core)}{tie}."
         )
     else:
-        lines.append("No candidate meets every constraint; relax the SLO or the target.")
+        lines.append("No candidate meets every constraint; " + _advice(table) + ".")
     return "\n".join(lines)
 
 
+def _advice(table: pd.DataFrame) -> str:
+    """What to relax when nothing is feasible: the constraints no candidate meets at any size."""
+    missed = {c: table[f"nodes_for_{c}"].isna().all() for c in ("capacity", "throughput", "slo")
+              if f"nodes_for_{c}" in table}  # fmt: skip
+    advice = []
+    if missed.get("capacity"):
+        advice.append("the data set does not fit: larger drives, more drives per node or a smaller data set")
+    if missed.get("throughput"):
+        advice.append("lower the target or raise the utilisation cap")
+    if missed.get("slo"):
+        advice.append("relax the p99 SLO")
+    return "; ".join(advice) or "no single size meets them all at once: relax the SLO or the target"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 node``, ``12 nodes``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def nodes_text(row, level: float = 0.9) -> str:
-    """``12 nodes (90% range 10-14)``, the range from ``nodes_lower`` / ``nodes_upper`` when known."""
+    """``12 nodes (90% range 10-14)``, the range from ``nodes_lower`` / ``nodes_upper`` when known
+    (none when both ends are the count itself)."""
     nodes = int(row.nodes)
     lo, hi = getattr(row, "nodes_lower", math.nan), getattr(row, "nodes_upper", math.nan)
-    if not np.isfinite(lo):
-        return f"{nodes} nodes"
+    if not np.isfinite(lo) or (lo == nodes and hi == nodes):
+        return _count(nodes, "node")
     if not np.isfinite(hi):
-        return f"{nodes} nodes ({level:.0%} range {int(lo)} to more than the largest size tried)"
-    return f"{nodes} nodes ({level:.0%} range {int(lo)}-{int(hi)})"
+        return f"{_count(nodes, 'node')} ({level:.0%} range {int(lo)} to more than the largest size tried)"
+    return f"{_count(nodes, 'node')} ({level:.0%} range {int(lo)}-{int(hi)})"
 
 
 def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=None, width_in: float = 11.0):

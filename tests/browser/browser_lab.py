@@ -79,6 +79,7 @@ class Lab:
             **os.environ,
             "JUPYTER_CONFIG_DIR": str(state / "config"),
             "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+            "JUPYTER_DATA_DIR": str(state / "data"),
             "JUPYTERLAB_SETTINGS_DIR": str(state / "settings"),
             "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
             "MPLBACKEND": "module://matplotlib_inline.backend_inline",
@@ -318,6 +319,42 @@ def colour_pixels(png: bytes, colours: dict[int, str]) -> dict[int, int]:
         target = np.array([int(hexcolour[i : i + 2], 16) for i in (1, 3, 5)])
         out[key] = int(np.all(rgb == target, axis=-1).sum())
     return out
+
+
+def bar_colours(png: bytes, colours: dict[int, str], min_run: int = 8, min_height: int = 10) -> list[int]:
+    """The colours of the plot's bars, top to bottom, as keys of ``colours`` (``{key: hex}``).
+
+    Looks at the left 55% of the image (the nodes panel): a pixel row belongs to a colour when it
+    holds a horizontal run of at least ``min_run`` pixels of exactly that colour; runs of rows of
+    one colour at least ``min_height`` tall are bars (the legend's patches are shorter, the p99
+    panel's markers are on the right).
+    """
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    rgb = np.round(mpimg.imread(io.BytesIO(png), format="png")[..., :3] * 255).astype(int)
+    rgb = rgb[:, : int(rgb.shape[1] * 0.55)]
+    targets = {k: np.array([int(h[i : i + 2], 16) for i in (1, 3, 5)]) for k, h in colours.items()}
+    row_colour = []
+    for y in range(rgb.shape[0]):
+        found = None
+        for key, target in targets.items():
+            hit = np.all(rgb[y] == target, axis=-1).astype(np.int8)
+            if hit.any():
+                # the longest run of consecutive hits in this pixel row
+                edges = np.diff(np.concatenate([[0], hit, [0]]))
+                runs = np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+                if runs.max() >= min_run:
+                    found = key
+                    break
+        row_colour.append(found)
+    bars, start = [], 0
+    for y in range(1, len(row_colour) + 1):
+        if y == len(row_colour) or row_colour[y] != row_colour[start]:
+            if row_colour[start] is not None and y - start >= min_height:
+                bars.append(row_colour[start])
+            start = y
+    return bars
 
 
 def fresh_folder(path: Path) -> Path:

@@ -218,3 +218,54 @@ def test_terminal_table_numbers_its_notes(plans):
     assert len(lines) == 1 + 2 * len(table)  # header, a row per candidate, a note per candidate
     assert lines[1 + len(table)].startswith("1. power8-s821lc-10c SMT1: p99 never <= 0.3 ms")
     assert max(map(len, lines[: 1 + len(table)])) < 80  # the table itself fits a terminal
+
+
+def test_markers_ranges_and_legend_are_where_they_say(plans):
+    """Each feasible row's p99 marker has its SMT colour, each node range spans nodes_lower..nodes_upper,
+    and the legend lies outside both panels."""
+    (table, _), slo = plans["defaults"]
+    left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
+    data = sizing_view.ordered(table)
+    y_of = {len(data) - 1 - k: k for k in range(len(data))}  # the first candidate is the top row
+    filled = [ln for ln in right.get_lines() if ln.get_marker() == "o" and ln.get_markerfacecolor() != "none"]
+    assert len(filled) == int(data["feasible"].sum())
+    for ln in filled:
+        row = data.iloc[y_of[int(round(ln.get_ydata()[0]))]]
+        assert mcolors.to_hex(ln.get_color()) == SMT_COLORS[int(row["threads_per_core"])]
+        assert ln.get_xdata()[0] == pytest.approx(row["latency_p99_ms"])
+    ranges = [ln for ln in left.get_lines() if len(ln.get_xdata()) == 2]
+    assert len(ranges) == int(np.isfinite(data["nodes_lower"]).sum())
+    xmax = left.get_xlim()[1]
+    for ln in ranges:
+        row = data.iloc[y_of[int(round(ln.get_ydata()[0]))]]
+        hi = row["nodes_upper"] if np.isfinite(row["nodes_upper"]) else xmax
+        assert tuple(ln.get_xdata()) == pytest.approx((row["nodes_lower"], hi))
+    fig = left.figure
+    fig.canvas.draw()
+    legend = fig.legends[0].get_window_extent()
+    for ax in (left, right):
+        assert not legend.overlaps(ax.get_window_extent())
+    plt.close("all")
+
+
+def test_a_data_set_that_does_not_fit_says_so():
+    table, text = run_plan(**{**BASE, "dataset_gib": 1e6}, target_ops_s=1e5, slo_p99_ms=1000.0)
+    assert not table["feasible"].any()
+    assert table["reason"].str.startswith("data does not fit: the data set x RF is").all()
+    assert "the data set does not fit" in text and "relax the p99 SLO" not in text
+    left, right = sizing_view.plot_sizing(table, slo_p99_ms=1000.0)
+    assert all(t.get_text().startswith("infeasible: data does not fit") for t in left.texts)
+    assert not [
+        ln for ln in right.get_lines() if ln.get_markerfacecolor() == "none"
+    ]  # no "best p99": not the SLO
+    plt.close("all")
+
+
+def test_the_planners_export_copy_follows_the_controls():
+    pytest.importorskip("ipywidgets")
+    ui = planner(**BASE, target_ops_s=1e6, slo_p99_ms=20.0)
+    assert "Fewest nodes" in ui.last_html
+    platforms = ui.children[0].children[0]
+    platforms.value = ()
+    assert "Choose at least one platform" in ui.last_html and "Fewest nodes" not in ui.last_html
+    plt.close("all")
