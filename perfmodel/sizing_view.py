@@ -40,7 +40,9 @@ PLATFORM_COLORS = {
     "kunpeng-r722": "#2ca02c",
 }
 _PLATFORM_SPARE = ("#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#aec7e8", "#ffbb78",
-                   "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5")  # fmt: skip
+                   "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5",
+                   "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252",
+                   "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#b5cf6b", "#e7ba52", "#d6616b")  # fmt: skip
 #: reasons longer than this are shortened in a plot (the table below it has them in full)
 PLOT_REASON_CHARS = 64
 
@@ -61,8 +63,19 @@ def platform_color(platform: str) -> str:
 
 
 def platform_palette(platforms) -> dict[str, str]:
-    """``{platform: colour}`` for seaborn's ``palette=`` (``hue="platform"``)."""
-    return {p: platform_color(p) for p in dict.fromkeys(platforms)}
+    """``{platform: colour}`` for seaborn's ``palette=`` (``hue="platform"``): each platform's own
+    colour (:func:`platform_color`), except that two platforms of one plot never share one -- a
+    later platform (in sorted order) whose colour is taken gets the next free spare colour."""
+    out, used = {}, set()
+    for p in sorted(dict.fromkeys(platforms), key=lambda p: (p not in PLATFORM_COLORS, p)):
+        colour = platform_color(p)
+        if colour in used and p not in PLATFORM_COLORS:
+            start = _PLATFORM_SPARE.index(colour) if colour in _PLATFORM_SPARE else 0
+            free = [c for c in _PLATFORM_SPARE[start:] + _PLATFORM_SPARE[:start] if c not in used]
+            colour = free[0] if free else colour
+        out[p] = colour
+        used.add(colour)
+    return {p: out[p] for p in dict.fromkeys(platforms)}
 
 
 def candidate_label(row) -> str:

@@ -269,3 +269,17 @@ def test_the_planners_export_copy_follows_the_controls():
     platforms.value = ()
     assert "Choose at least one platform" in ui.last_html and "Fewest nodes" not in ui.last_html
     plt.close("all")
+
+
+def test_platform_colours_are_fixed_and_distinct_within_a_plot():
+    from perfmodel.catalog import list_platforms
+
+    every = list_platforms()
+    palette = sizing_view.platform_palette(every[:30])
+    assert len(set(palette.values())) == 30  # no two platforms of one plot share a colour
+    assert sizing_view.platform_palette(["kunpeng-r722", "x86-dl380-e5-2630v4"]) == {
+        "kunpeng-r722": sizing_view.PLATFORM_COLORS["kunpeng-r722"],
+        "x86-dl380-e5-2630v4": sizing_view.PLATFORM_COLORS["x86-dl380-e5-2630v4"],
+    }
+    other = [p for p in every if p not in sizing_view.PLATFORM_COLORS][0]
+    assert sizing_view.platform_palette([other]) == {other: sizing_view.platform_color(other)}  # its own
