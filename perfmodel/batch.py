@@ -469,14 +469,24 @@ def static_outputs(nb):
 
 def export_html(notebook: str | Path, target: str | Path) -> Path:
     """Write an executed notebook as HTML (nbconvert's ``HTMLExporter``), readable offline: widgets
-    shown by their static copies (:func:`static_outputs`)."""
+    shown by their static copies (:func:`static_outputs`), no remote scripts
+    (:func:`drop_remote_scripts`)."""
     import nbformat
     from nbconvert import HTMLExporter
 
     nb = static_outputs(nbformat.read(str(notebook), as_version=4))
     body, _ = HTMLExporter().from_notebook_node(nb)
-    Path(target).write_text(body, encoding="utf-8")
+    Path(target).write_text(drop_remote_scripts(body), encoding="utf-8")
     return Path(target)
+
+
+def drop_remote_scripts(page: str) -> str:
+    """An HTML export without the ``<script src="http...">`` tags nbconvert's template adds
+    (require.js, MathJax from a CDN): the notebooks need neither (no widgets once static, no
+    math), and a page read offline should not reach for them."""
+    import re
+
+    return re.sub(r'<script[^>]*\ssrc="https?://[^"]*"[^>]*>\s*</script>\n?', "", page)
 
 
 def _reused(job: Mapping[str, Any]) -> dict:

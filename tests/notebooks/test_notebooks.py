@@ -218,6 +218,7 @@ def test_exports_read_offline_and_carry_no_machine_paths(executed):
     run = executed["06-interactive-planner.ipynb"]
     page = (run.dir / "06-interactive-planner.html").read_text()
     assert "application/vnd.jupyter.widget-view+json" not in page and "html-manager" not in page
+    assert not re.search(r'<script[^>]*src="https?://', page)  # nothing to fetch from a CDN
     assert re.search(r"class=.pm-plan", page) and "data:image/png;base64," in page
     conclusion = (run.dir / "conclusion.txt").read_text().strip().splitlines()[-1]
     assert conclusion.replace(">", "&gt;") in page or conclusion in page

@@ -130,6 +130,14 @@ def test_sizing_summary_and_conclusion():
     assert "b: 5 nodes (90% range 4 to more than the largest size tried) at SMT1" in text
     none = studies.sizing_summary(_table().assign(feasible=False, nodes=0))
     assert none["best_nodes"] == 0 and math.isnan(none["best_latency_p99_ms"])
+    # a platform with no feasible mode is described by its nearest miss (the lowest best p99)
+    missed = _table().assign(feasible=False, nodes=0, latency_p99_ms=math.nan,
+                             latency_p99_ms_best=[3.0, 2.0, 1.0, 5.0],
+                             reason=["SMT1 misses", "SMT2 misses", "b misses", "c misses"])  # fmt: skip
+    best = studies.best_per_platform(missed).set_index("platform")
+    assert best.loc["a", "threads_per_core"] == 2 and best.loc["a", "reason"] == "SMT2 misses"
+    text = studies.sizing_conclusion(missed, target_ops_s=1e5, slo_p99_ms=10)
+    assert "- a: infeasible (SMT2 misses)." in text
 
 
 def test_plot_sizing_draws_two_axes():
