@@ -185,7 +185,7 @@ def resolve_notebook(name: str | Path) -> Path:
     raise GridError(f"notebook {str(name)!r} {what}; known: {known}")
 
 
-def describe_notebook(path: str | Path, name: str | Path | None = None) -> str:
+def describe_notebook(path: str | Path) -> str:
     """Which file a run executes, in words: the path, and whether it is perfmodel's own copy or a
     file given by path; when a name resolved to perfmodel's copy while the current directory has a
     different ``notebooks/<file>`` (a checkout beside an installed perfmodel), says so and how to

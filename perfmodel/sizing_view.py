@@ -89,20 +89,18 @@ def ordered(table: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["platform", "threads_per_core"], kind="stable").reset_index(drop=True)
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3g}" if np.isfinite(x) else "inf"
+def _p99_band(row) -> tuple[float, float, float]:
+    """A row's p99 at the chosen size and its band's ends [ms] (NaN where unknown)."""
+    return tuple(float(row.get(c, math.nan)) for c in ("latency_p99_ms", "latency_p99_ms_lower",
+                                                         "latency_p99_ms_upper"))  # fmt: skip
 
 
 def band_text(row, level: float | None = 0.9) -> str:
     """The p99 at the chosen size and its band in words: ``0.378 ms (90% band 0.21-30.9 ms)``; an
     infinite upper end is "the pessimistic end saturates"."""
-    p99 = float(row.get("latency_p99_ms", math.nan))
+    p99, lo, hi = _p99_band(row)
     if not np.isfinite(p99):
         return ""
-    lo, hi = (
-        float(row.get("latency_p99_ms_lower", math.nan)),
-        float(row.get("latency_p99_ms_upper", math.nan)),
-    )
     text = f"{p99:.3g} ms"
     if level is None or not np.isfinite(lo):
         return text
@@ -176,13 +174,9 @@ def nodes_cell(row, max_nodes: int | None = None) -> str:
 
 def p99_cell(row) -> str:
     """``0.378 (0.21-30.9)``: the p99 at the chosen size [ms] and its band (``sat.``: saturates)."""
-    p99 = float(row.get("latency_p99_ms", math.nan))
+    p99, lo, hi = _p99_band(row)
     if not np.isfinite(p99):
         return ""
-    lo, hi = (
-        float(row.get("latency_p99_ms_lower", math.nan)),
-        float(row.get("latency_p99_ms_upper", math.nan)),
-    )
     if not np.isfinite(lo):
         return f"{p99:.3g}"
     return f"{p99:.3g} ({lo:.3g}-{hi:.3g})" if np.isfinite(hi) else f"{p99:.3g} ({lo:.3g}-sat.)"

@@ -308,19 +308,6 @@ class PlannerPage:
         return found
 
 
-def colour_pixels(png: bytes, colours: dict[int, str]) -> dict[int, int]:
-    """How many pixels of a PNG have exactly each colour (``{key: hex}``)."""
-    import matplotlib.image as mpimg
-    import numpy as np
-
-    rgb = np.round(mpimg.imread(io.BytesIO(png), format="png")[..., :3] * 255).astype(int)
-    out = {}
-    for key, hexcolour in colours.items():
-        target = np.array([int(hexcolour[i : i + 2], 16) for i in (1, 3, 5)])
-        out[key] = int(np.all(rgb == target, axis=-1).sum())
-    return out
-
-
 def bar_colours(png: bytes, colours: dict[int, str], min_run: int = 8, min_height: int = 10) -> list[int]:
     """The colours of the plot's bars, top to bottom, as keys of ``colours`` (``{key: hex}``).
 
