@@ -411,8 +411,8 @@ def _code_digest(source: str) -> bytes:
 
 
 def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS) -> str:
-    """SHA-256 of a fit's inputs: recorded figures, starting set, the catalog entries they use,
-    free list, priors.
+    """SHA-256 of a fit's inputs: recorded figures, starting set, the catalog entries they use, the
+    cores' work per GHz, free list, priors.
 
     The model code is not hashed: :func:`fit_check` compares what the code
     *computes* (the objective at the optimum), so a refactor that moves no
@@ -420,6 +420,7 @@ def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS
     """
     import hashlib
 
+    from perfmodel._data import data_dir
     from perfmodel.benchmarks import calibration_files
 
     digest = hashlib.sha256()
@@ -429,6 +430,7 @@ def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS
     digest.update((here / "parameters" / "default.json").read_bytes())
     for line in _catalog_entries_used():
         digest.update(line.encode())
+    digest.update((data_dir() / "microarchitectures.yaml").read_bytes())
     digest.update(json.dumps([list(free), priors]).encode())
     return digest.hexdigest()
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from perfmodel import microarch
 from perfmodel._data import data_dir
 from perfmodel.errors import CatalogError, Problem, TextFileError, UnknownNameError, read_text
 
@@ -126,6 +127,8 @@ class Platform:
     vendor: str = ""
     model: str = ""
     cpu_model: str = ""
+    #: the core design (``data/microarchitectures.yaml``); blank: the family's default core
+    microarchitecture: str = ""
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     #: field -> ids of recorded figures its value was derived from (not out of sample for them)
@@ -146,6 +149,17 @@ class Platform:
         if self.network in self.known_networks:
             return self.known_networks[self.network]
         return load_network(self.network)
+
+    @property
+    def core(self) -> str:
+        """The core design: ``microarchitecture``, or the architecture family's default core."""
+        return self.microarchitecture or microarch.family_default(self.arch)
+
+    @property
+    def perf_per_ghz(self) -> float:
+        """Single-thread work per GHz of a core relative to the reference core [-]
+        (:func:`perfmodel.microarch.perf_per_ghz`)."""
+        return microarch.perf_per_ghz(self.core)
 
     @property
     def family(self) -> str:
@@ -184,6 +198,7 @@ _PLATFORM_FIELDS: dict[str, tuple[str, float, str]] = {
     "vendor": ("vendor", 1, "optstr"),
     "model": ("model", 1, "optstr"),
     "cpu_model": ("cpu_model", 1, "optstr"),
+    "microarchitecture": ("microarchitecture", 1, "optstr"),
     "notes": ("notes", 1, "optstr"),
 }
 
@@ -387,6 +402,11 @@ def _build_platform(kwargs: dict, entry: Mapping, check: _Checker) -> Platform |
         return None  # already reported
     if kwargs.get("arch") not in ARCHES:
         check.add(where, "arch", f"must be one of {ARCHES}, got {kwargs.get('arch')!r}")
+    core = kwargs.get("microarchitecture")
+    if core is not None and core not in microarch.names():
+        check.add(where, "microarchitecture", f"unknown core {core!r}; valid: {', '.join(microarch.names())}")
+    elif core is not None and "microarchitecture" not in kwargs["sources"]:
+        check.add(where, "microarchitecture", "has no entry in 'sources' (why this core: cite or derive)")
     if kwargs["cores"] != kwargs["sockets"] * kwargs["cores_per_socket"]:
         check.add(where, "cores", "must equal sockets x cores_per_socket")
     if kwargs["threads"] != kwargs["cores"] * kwargs["threads_per_core"]:
@@ -639,6 +659,8 @@ def platforms_table(catalog: Catalog | None = None):
                 "threads": p.threads,
                 "numa_nodes": p.numa_nodes,
                 "base_ghz": p.base_hz / 1e9,
+                "core": p.core,
+                "perf_per_ghz": round(p.perf_per_ghz, 3),
                 "ram_gib": p.ram_bytes / GIB,
                 "network": p.network,
                 "storage": storage,

@@ -82,6 +82,7 @@ class PlatformArrays:
     sockets: np.ndarray
     numa_nodes: np.ndarray
     base_hz: np.ndarray
+    perf_per_ghz: np.ndarray  # the core's work per GHz relative to the reference core [-]
     ram_bytes: np.ndarray
     net_bw: np.ndarray
     net_latency: np.ndarray
@@ -281,6 +282,7 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         sockets=col(lambda p: p.sockets).astype(float),
         numa_nodes=col(lambda p: p.numa_nodes).astype(float),
         base_hz=col(lambda p: p.base_hz).astype(float),
+        perf_per_ghz=col(lambda p: p.perf_per_ghz).astype(float),
         ram_bytes=col(lambda p: p.ram_bytes).astype(float),
         net_bw=col(lambda p: p.network_spec().bandwidth_bytes_s).astype(float),
         net_latency=col(lambda p: p.network_spec().latency_s).astype(float),
@@ -399,13 +401,15 @@ def cpu(inp: Inputs) -> Cpu:
         [params["virt_cpu_efficiency[untuned]"], params["virt_cpu_efficiency[boost]"]],
         1.0,
     )
-    hz = plat.base_hz * params.lookup("ghz_factor", plat.arch)
+    hz = plat.base_hz * plat.perf_per_ghz * params.lookup("ghz_factor", plat.arch)
     sigma = np.where(inp.sys.serial_command, _command_share(inp), inp.sys.parameter(params, "usl_sigma"))
     kappa = inp.sys.parameter(params, "usl_kappa")
+    busy = _busy_threads(inp, threads)
+    share = scaling.threads_sharing_core(busy, np.maximum(cores_avail, 1.0), tpc)
     thread_hz = (
         hz
-        * scaling.smt_yield(tpc, params.lookup("smt_alpha", plat.arch))
-        / tpc
+        * scaling.smt_yield(share, params.lookup("smt_alpha", plat.arch))
+        / share
         * scaling.usl_efficiency(threads, sigma, kappa)
         / _numa_slowdown(inp, threads, tpc)
         * virt_eff
@@ -413,6 +417,19 @@ def cpu(inp: Inputs) -> Cpu:
     )
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
     return Cpu(tpc, cores, threads, thread_hz, devices, daemons, virt)
+
+
+def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
+    """Threads of a node busy at once [count]: in a closed loop at most the requests outstanding
+    per node -- ``population x copies / nodes``, a write's CPU work running on each of its
+    ``replication_factor`` replicas -- and never more than the threads; under open arrivals
+    all of them (the load a sizing targets keeps every thread busy at its peak)."""
+    if not inp.workload.closed:
+        return threads
+    cfg = inp.cfg
+    f = cfg["read_fraction"]
+    copies = f + (1.0 - f) * cfg["replication_factor"]
+    return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
 
 
 def _command_share(inp: Inputs) -> np.ndarray:
@@ -458,6 +475,8 @@ def _daemon_idle(inp: Inputs) -> np.ndarray:
 
 
 def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray) -> np.ndarray:
+    """NUMA slowdown over the nodes the configured threads span: a binding is set for the threads
+    the server starts, and its memory stays spread over those nodes however few threads are busy."""
     plat = inp.plat
     cores_per_node = plat.cores / plat.numa_nodes
     bound = inp.knobs["numa_binding"].astype(bool)

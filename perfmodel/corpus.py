@@ -238,7 +238,8 @@ def summary(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 def fingerprint() -> str:
     """SHA-256 of what a corpus run depends on: corpus files, the shipped fit's values and
-    fingerprint, the default set (priors), the hardware catalog and the system specs."""
+    fingerprint, the default set (priors), the hardware catalog, the cores' work per GHz and the
+    system specs."""
     import hashlib
 
     from perfmodel._data import data_dir
@@ -255,6 +256,7 @@ def fingerprint() -> str:
     for folder in ("hardware", "systems"):
         for path in sorted((data_dir() / folder).glob("*.yaml")):
             digest.update(path.name.encode() + path.read_bytes())
+    digest.update((data_dir() / "microarchitectures.yaml").read_bytes())
     digest.update(json.dumps(SYSTEM_FREE, sort_keys=True).encode())
     return digest.hexdigest()
 

@@ -22,6 +22,15 @@ The mechanisms (glossary in brackets):
   (Lameter, "NUMA (Non-Uniform Memory Access): An Overview", ACM Queue 2013).
 * **Thread cap**: a database with at most ``thread_cap`` worker threads
   (DM8: 64) uses at most that many hardware threads, whatever the core count.
+* **Busy threads**: SMT sharing acts on the threads that are busy at once, not
+  on those configured. The scheduler gives each runnable thread an idle core of
+  its own before it pairs threads on one core (Linux CFS balances load over the
+  scheduling domains -- SMT siblings, LLC, NUMA node -- and prefers idle cores
+  and idle packages: Bovet & Cesati, *Understanding the Linux Kernel*, 3rd ed.,
+  ch. 7 "Scheduling domains"; kernel docs ``scheduler/sched-domains``), so one
+  busy thread on an idle SMT core runs at the core's full rate. NUMA stays with
+  the configured threads: a binding (and the memory it places) is set for the
+  threads a server starts, however few are busy.
 """
 
 from __future__ import annotations
@@ -107,6 +116,20 @@ def numa_nodes_spanned(threads_used, threads_per_node, bound, total_nodes):
     total = in_range(total_nodes, "total_nodes", 1.0)
     packed = np.minimum(np.ceil(used / per), total)
     return np.where(np.asarray(bound, dtype=bool), packed, total)
+
+
+def threads_sharing_core(busy_threads, cores, threads_per_core):
+    """Hardware threads each busy core runs [-]: ``busy / cores`` within ``[1, t]``.
+
+    Up to one busy thread per core each gets a core of its own (the scheduler
+    fills idle cores first); beyond that the busy threads pair up as SMT
+    siblings, at most ``t`` per core. Feed it to :func:`smt_yield`: each busy
+    thread runs at ``y(s) / s`` of a core.
+    """
+    busy = in_range(busy_threads, "busy_threads", 1.0, allow_inf=True)
+    c = in_range(cores, "cores", 1.0)
+    t = in_range(threads_per_core, "threads_per_core", 1.0)
+    return np.clip(busy / c, 1.0, t)
 
 
 def usable_threads(cores, threads_per_core, thread_cap):

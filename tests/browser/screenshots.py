@@ -18,7 +18,7 @@ import browser_lab as browser  # noqa: E402
 SHOTS = (
     ("planner-defaults.png", [], "Sizing for 1,000,000 ops/s at p99 <= 20 ms"),
     ("planner-high-target.png", [("target [ops/s]", "1e7")], "Sizing for 10,000,000 ops/s at p99 <= 20 ms"),
-    ("planner-infeasible.png", [("p99 SLO [ms]", "0.3")], "No candidate meets every constraint"),
+    ("planner-infeasible.png", [("p99 SLO [ms]", "0.1")], "No candidate meets every constraint"),
 )
 
 

@@ -179,6 +179,13 @@ def _broken(tmp_path, old, new):
         ("    base_ghz: 2.5\n", "    base_ghz: fast\n", "base_ghz", "number"),
         ("    arch: x86\n", "    arch: sparc\n", "arch", "must be one of"),
         ("    base_ghz: 2.5\n", "    base_ghz: 2.5\n    frequency: 3\n", "frequency", "unknown key"),
+        (
+            "    arch: x86\n",
+            "    arch: x86\n    microarchitecture: netburst\n",
+            "microarchitecture",
+            "unknown core",
+        ),
+        ("    arch: x86\n", "    arch: x86\n    microarchitecture: zen4\n", "microarchitecture", "sources"),
     ],
 )
 def test_bad_platform_yaml_names_file_entry_and_field(tmp_path, old, new, field, says):

@@ -38,7 +38,7 @@ BASE = dict(
 CASES = {
     "defaults": dict(target_ops_s=1e6, slo_p99_ms=20.0),
     "high target": dict(target_ops_s=1e7, slo_p99_ms=20.0),
-    "infeasible": dict(target_ops_s=1e7, slo_p99_ms=0.3),
+    "infeasible": dict(target_ops_s=1e7, slo_p99_ms=0.1),
 }
 
 
@@ -104,7 +104,7 @@ def test_infeasible_candidates_are_words_in_both_panels(plans):
     left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
     assert not left.patches  # no bar pretends to be an answer
     notes = [t.get_text() for t in left.texts]
-    assert len(notes) == len(table) and all(n.startswith("infeasible: p99 never <= 0.3 ms") for n in notes)
+    assert len(notes) == len(table) and all(n.startswith("infeasible: p99 never <= 0.1 ms") for n in notes)
     data = sizing_view.ordered(table)
     notes = [t.get_text() for t in right.texts]  # the p99 panel says how far from the SLO
     expected = [f"best {b:.3g} ms" for b in data["latency_p99_ms_best"]]  # "infeasible: " where there is room
@@ -199,7 +199,7 @@ def test_planner_answers_an_infeasible_request_in_words(capsys):
     assert by_name["Zipf exponent"].disabled is True
     capsys.readouterr()
     by_name["target [ops/s]"].value = 1e7
-    by_name["p99 SLO [ms]"].value = 0.3
+    by_name["p99 SLO [ms]"].value = 0.1
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err and "KeyError" not in out.out + out.err
     assert "No candidate meets every constraint" in ui.last_html  # what the output area shows
@@ -216,7 +216,7 @@ def test_terminal_table_numbers_its_notes(plans):
     lines = text.splitlines()
     assert lines[0].split() == ["#", "candidate", "nodes", "p99", "[ms]", "busiest"]
     assert len(lines) == 1 + 2 * len(table)  # header, a row per candidate, a note per candidate
-    assert lines[1 + len(table)].startswith("1. power8-s821lc-10c SMT1: p99 never <= 0.3 ms")
+    assert lines[1 + len(table)].startswith("1. power8-s821lc-10c SMT1: p99 never <= 0.1 ms")
     assert max(map(len, lines[: 1 + len(table)])) < 80  # the table itself fits a terminal
 
 
