@@ -911,6 +911,15 @@ class NodeModel:
         return self.inputs.size
 
 
+def _cpu_scv(knobs: dict) -> np.ndarray:
+    """SCV of an operation's CPU time [-]: ``K`` statements (mean ``k``, SCV ``c_K``), each an
+    exponential CPU burst of its own round trip, sum to SCV ``(k + Var K) / k^2 = 1 / k + c_K``
+    (a random sum: Tijms, *A First Course in Stochastic Models*, 2003, eq. 1.2.2; one statement:
+    exponential, 1; sysbench's fixed 14: 1/14; a TPC-C mix: 1/27 + 0.59)."""
+    k = knobs["statements_per_op"].astype(float)
+    return 1.0 / k + knobs["statements_scv"].astype(float)
+
+
 def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so: ScaleOut) -> Network:
     """The stations of :data:`perfmodel.solve.STATIONS`: demands, servers, multiplicity, visits.
 
@@ -934,7 +943,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         "network": (path.net_read * (1 + fwd), path.net_write + fwd * path.net_read / rf, 1.0, nodes, 0.0),
         "cpu": (dem.cpu_read + fwd_cpu, dem.cpu_write + fwd_cpu / rf,
                 np.where(inp.sys.hashed, 1.0, cpu_.threads),
-                np.where(inp.sys.hashed, cpu_.threads, 1.0) * nodes, 1.0),
+                np.where(inp.sys.hashed, cpu_.threads, 1.0) * nodes, _cpu_scv(inp.knobs)),
         "device": (dev.d_read, dev.d_write, np.floor(dev.data.p_eff), cpu_.devices * nodes, 1.0),
         "wal": (dev.d_wal_read, dev.d_wal_write, np.where(dev.has_wal, np.floor(dev.wal.parallelism), 1.0),
                 nodes, 1.0),

@@ -126,9 +126,11 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     if operation == "tpcc":
         from perfmodel.systems import load_system
 
-        statements = load_system(str(system)).tpcc_statements
-        if statements != 1:
-            knobs["statements_per_op"] = statements
+        spec = load_system(str(system))
+        if spec.tpcc_statements != 1:
+            knobs["statements_per_op"] = spec.tpcc_statements
+        if spec.tpcc_statements_scv > 0:  # the transaction mix: 2 to 70 statements
+            knobs["statements_scv"] = spec.tpcc_statements_scv
     if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.chain._erasure_coding)
         k, _, m = str(get("ec_profile")).partition("+")
         knobs["ec_k"], knobs["ec_m"] = float(k), float(m)

@@ -39,6 +39,8 @@ serial             ``command``: every command runs on one thread (Redis's main t
                    serial fraction (replaces ``usl_sigma``)
 tpcc_statements    SQL statements of an average TPC-C transaction, for systems whose CPU and
                    page costs are per statement (blank: 1, costs are per transaction)
+tpcc_statements_scv  squared coefficient of variation of the statements per TPC-C transaction
+                   over its mix (blank: 0)
 hooks              named behaviours data cannot express (:data:`HOOKS`)
 parameters         defaults for the system's parameters (``name: {value, unit, bounds,
                    source}``) where the parameter set has no ``name[id]``
@@ -136,6 +138,7 @@ class SystemSpec:
     placement: Placement | None = None
     coordinator: bool = False
     tpcc_statements: float = 1.0
+    tpcc_statements_scv: float = 0.0
     serial: str = ""
     group_commit: bool = False
     hooks: tuple[str, ...] = ()
@@ -239,6 +242,7 @@ _KEYS = {
     "placement",
     "coordinator",
     "tpcc_statements",
+    "tpcc_statements_scv",
     "serial",
     "group_commit",
     "hooks",
@@ -362,6 +366,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
     out["serial"] = "command" if serial == "command" else ""
     if doc.get("tpcc_statements") is not None:
         out["tpcc_statements"] = _number(doc, "tpcc_statements", add, positive=True, whole=True)
+    if doc.get("tpcc_statements_scv") is not None:
+        out["tpcc_statements_scv"] = _number(doc, "tpcc_statements_scv", add)
+        if out["tpcc_statements_scv"] < 0:
+            add("tpcc_statements_scv", f"must be >= 0, got {out['tpcc_statements_scv']!r}")
     hooks = doc.get("hooks") or []
     if not isinstance(hooks, list) or any(h not in HOOKS for h in hooks):
         add("hooks", f"must be a list of known hooks ({', '.join(HOOKS)}), got {hooks!r}")
