@@ -423,7 +423,12 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
     """Threads of a node busy at once [count]: in a closed loop at most the requests outstanding
     per node -- ``population x copies / nodes``, a write's CPU work running on each of its
     ``replication_factor`` replicas -- and never more than the threads; under open arrivals
-    all of them (the load a sizing targets keeps every thread busy at its peak)."""
+    all of them (the load a sizing targets keeps every thread busy at its peak).
+
+    An upper bound, not the mean (assumption): requests waiting on a device or the network, or
+    thinking, count too, so an I/O-bound closed loop and a lightly loaded open one are charged
+    more SMT sharing than they meet. The mean busy threads, ``X x D_cpu`` per node, would need a
+    fixed point with the solution (docs/models.md)."""
     if not inp.workload.closed:
         return threads
     cfg = inp.cfg
@@ -915,9 +920,9 @@ def _cpu_scv(knobs: dict) -> np.ndarray:
     """SCV of an operation's CPU time [-]: ``K`` statements (mean ``k``, SCV ``c_K``), each an
     exponential CPU burst of its own round trip, sum to SCV ``(k + Var K) / k^2 = 1 / k + c_K``
     (a random sum: Tijms, *A First Course in Stochastic Models*, 2003, eq. 1.2.2; one statement:
-    exponential, 1; sysbench's fixed 14: 1/14; a TPC-C mix: 1/27 + 0.59)."""
+    exponential, 1; sysbench's fixed 14: 1/14; a TPC-C mix: 1/27 + 0.69)."""
     k = knobs["statements_per_op"].astype(float)
-    return 1.0 / k + knobs["statements_scv"].astype(float)
+    return 1.0 / k + settings.fill(knobs["statements_scv"], 0.0).astype(float)
 
 
 def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so: ScaleOut) -> Network:

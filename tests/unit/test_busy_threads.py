@@ -72,3 +72,19 @@ def test_throughput_never_falls_as_clients_are_added(clients):
     more in total (y(s) grows with s), so a closed loop's throughput is monotone in clients."""
     x = [chain.solve(_model(clients=n, threads_per_core=2)).throughput[0] for n in (clients, clients + 1)]
     assert x[1] >= x[0] * (1 - 1e-9)
+
+
+def test_busy_threads_count_each_replica_and_share_the_nodes():
+    """A write works on each of its RF replicas; the clients spread over the nodes: 3 nodes, RF 3,
+    writes only, 10 clients keep 10 threads busy per node (below 10 cores: no sharing), 20 clients
+    keep 20 (every thread paired)."""
+    w = dict(operation="write", read_fraction=0.0, object_bytes=200, dataset_bytes=1e8, replication_factor=3)
+    one = chain.build(
+        HT, Workload(clients=10, **w), nodes=3, system="mysql", params=PARAMS, threads_per_core=2
+    )
+    two = chain.build(
+        HT, Workload(clients=20, **w), nodes=3, system="mysql", params=PARAMS, threads_per_core=2
+    )
+    alone = _model(clients=1, threads_per_core=1).cpu.thread_hz
+    np.testing.assert_allclose(one.cpu.thread_hz, alone, rtol=1e-12)
+    np.testing.assert_allclose(two.cpu.thread_hz / alone, scaling.smt_yield(2, ALPHA) / 2, rtol=1e-12)

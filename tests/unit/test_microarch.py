@@ -90,3 +90,12 @@ def test_a_threads_clock_scales_with_its_cores_work_per_ghz():
 def test_unknown_core_is_named_with_the_valid_ones():
     with pytest.raises(perfmodel.errors.UnknownNameError, match="neoverse-v2"):
         microarch.perf_per_ghz("pentium-4")
+
+
+def test_power10_is_power9_times_the_published_rate_ratio():
+    """No single-thread Power10 result exists: its value is POWER9's times IBM's SPECrate2017 integer
+    per core per maximum GHz, Power10 over POWER9 (3.397 / 2.423), as its source says."""
+    cores = microarch.table().cores
+    assert "3.397 / 2.423" in cores["power10"].source and cores["power10"].confidence == "low"
+    value = cores["power9"].int_rate1_per_ghz * 3.397 / 2.423
+    assert cores["power10"].int_rate1_per_ghz == pytest.approx(value, rel=2e-3)

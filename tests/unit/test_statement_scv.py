@@ -23,7 +23,7 @@ def _model(clients=1, **knobs):
 CASES = [
     ({}, 1.0),
     ({"statements_per_op": 14}, 1 / 14),
-    ({"statements_per_op": 27, "statements_scv": 0.59}, 1 / 27 + 0.59),
+    ({"statements_per_op": 27, "statements_scv": 0.69}, 1 / 27 + 0.69),
 ]
 
 
@@ -33,10 +33,11 @@ def test_cpu_service_scv_is_one_over_statements_plus_the_mix(knobs, scv):
 
 
 def test_tpcc_mix_scv_follows_from_its_profiles():
-    """TPC-C rev. 5.11: 46 statements w.p. 0.45 (New-Order), 8 w.p. 0.43 (Payment), 4, 70, 2 w.p.
-    0.04 each (Order-Status, Delivery, Stock-Level)."""
-    k = np.array([46, 8, 4, 70, 2])
-    p = np.array([0.45, 0.43, 0.04, 0.04, 0.04])
+    """TPC-C rev. 5.11: New-Order 6 + 4 x items statements, items uniform on 5..15 (clause 2.4.1.3),
+    w.p. 0.45; Payment 8 w.p. 0.43; Order-Status 4, Delivery 70, Stock-Level 2 w.p. 0.04 each."""
+    items = np.arange(5, 16)
+    k = np.concatenate([6 + 4 * items, [8, 4, 70, 2]])
+    p = np.concatenate([np.full(items.size, 0.45 / items.size), [0.43, 0.04, 0.04, 0.04]])
     mean = (p * k).sum()
     scv = ((p * k * k).sum() - mean**2) / mean**2
     for name in ("mysql", "postgresql", "opengauss"):
@@ -58,3 +59,9 @@ def test_a_lone_fourteen_statement_transaction_has_an_erlang_tail():
         shift = out["latency_mean_ms"] / 1e3 - cpu  # no queue at one client: the rest is fixed
         p99 = out["latency_p99_ms"] / 1e3 - shift
         assert p99 == pytest.approx(cpu * special.gammaincinv(k, 0.99) / k, rel=0.02)
+
+
+def test_an_unset_entry_of_statements_scv_is_zero():
+    """A grid with a NaN entry (unset) gets the default, not a NaN p99."""
+    m = _model(statements_per_op=[14, 14], statements_scv=[0.5, np.nan])
+    np.testing.assert_allclose(m.net.scv[:, IX["cpu"]], [1 / 14 + 0.5, 1 / 14])
