@@ -121,6 +121,11 @@ class Solution:
     #: writes that stall [-] (M,); each stalled write waits write_stall / probability
     write_stall: np.ndarray | None = None
     write_stall_probability: np.ndarray | None = None
+    #: closed loop: the largest variance of a read's / a write replica's wait at each station
+    #: that a finite population allows [s^2] (M, K) (:func:`finite_population_wait_var`);
+    #: ``None`` (open arrivals): no cap
+    wait_var_cap_read: np.ndarray | None = None
+    wait_var_cap_write: np.ndarray | None = None
 
 
 def ack_factors(copies, acks):
@@ -374,8 +379,25 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         w_q[surged, surge_col] += surge[surged]
         p_q[surged, surge_col] = 1.0
 
-    def wide(values, base=None):
-        out = np.zeros((size, width)) if base is None else base
+    # a finite population caps how much the wait can vary (saturated: close to N service times)
+    found_var = finite_population_found_var(arrive, m, n[:, None] - 1.0)
+    cap_r = finite_population_wait_var(a_r, arrive, found_var, vr_k)
+    cap_w = finite_population_wait_var(a_w, arrive, found_var, vw_k)
+    for cap, col, rows in ((cap_r, surge_col, surged), (cap_w, surge_col, surged)):
+        cap[rows, col] = np.inf  # a burst's surge is long and rare: it keeps the exponential spread
+    # a write stalled behind background work at a saturated station (destage, flushes) waits for
+    # the customers ahead of it there just as well: each departure frees (D + background) / c of
+    # work, so ww / that departures are ahead, from the same finite population
+    if stalled.size:
+        per_server = (dw + load)[stalled, stall_col] / c[stalled, stall_col]
+        ahead = ww_q[stalled, stall_col] / np.maximum(per_server, 1e-300)
+        spread = finite_population_found_var(ahead, m[stalled, stall_col], n[stalled] - 1.0)
+        cap_w[stalled, stall_col] = finite_population_wait_var(
+            per_server, ahead, spread, vw_k[stalled, stall_col]
+        )
+
+    def wide(values, base=None, fill=0.0):
+        out = np.full((size, width), fill) if base is None else base
         out[:, qc] = values
         return out
 
@@ -394,7 +416,47 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         wide(pw_wq),
         write_stall,
         write_stall_p,
+        wide(cap_r, fill=np.inf),
+        wide(cap_w, fill=np.inf),
     )
+
+
+def finite_population_found_var(found, instances, others):
+    """Variance of the number of customers an arrival finds at one instance of a station [-].
+
+    ``found``: its mean (Schweitzer's arrival-instant queue per instance); ``instances``: the
+    station's identical instances ``m`` (the visits spread evenly); ``others``: the customers
+    besides the arriving one, ``N - 1``. The ``T = m x found`` customers at the station vary
+    exactly as the ``N - 1 - T`` elsewhere do, taken as Poisson (an infinite-server delay fed
+    by a saturated exponential server holds a Poisson number; Kleinrock 1975, sec. 3.8, the
+    finite-source queue); in a product-form network ``T`` customers split over ``m`` equal
+    FCFS queues uniformly over the compositions, one queue's share having variance
+    ``T (T + m) (m - 1) / (m^2 (m + 1))`` (Bose-Einstein occupancy; Feller 1968, sec. II.5).
+    Hence ``found (found + 1) (m - 1) / (m + 1) + (N - 1 - T)^+ / m^2``: a saturated single
+    queue with ``N`` customers finds almost exactly ``N - 1 - X Z`` ahead, an open queue's
+    geometric spread (variance ``A (1 + A)``) is kept where many instances share the
+    customers.
+    """
+    m = np.maximum(np.asarray(instances, dtype=float), 1.0)
+    total = m * found
+    return found * (found + 1.0) * (m - 1.0) / (m + 1.0) + np.maximum(others - total, 0.0) / m**2
+
+
+def finite_population_wait_var(per_server, found, found_var, visits):
+    """The wait's variance [s^2] when an arrival waits for the ``J`` customers it finds.
+
+    ``per_server`` [s]: the class's demand at the station over its servers, ``D / c``, the
+    mean time of one departure ahead (Seidmann); ``found``: mean of ``J``; ``found_var``:
+    its variance (:func:`finite_population_found_var`); ``visits``: the class's visits per
+    request. A request visiting ``v <= 1`` times waits ``J`` exponential departures of
+    ``D / (v c)`` with probability ``v``: variance ``(D / c)^2 / v (E J + Var J) + w^2 (1 / v
+    - 1)`` with ``w = D / c E J`` (a random sum; Ross, *Introduction to Probability Models*,
+    sec. 3.6.2); ``v > 1`` visits are taken as one wait (the same as the open-arrival form).
+    With the open M/M/c's ``Var J`` this is exactly that form's ``w^2 (2 / P - 1)``.
+    """
+    v = np.clip(np.asarray(visits, dtype=float), 1e-12, 1.0)
+    w = per_server * found
+    return per_server**2 / v * (found + found_var) + w * w * (1.0 / v - 1.0)
 
 
 def solve_open(net: Network, arrival_rate) -> Solution:
@@ -466,13 +528,17 @@ def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
         sol.wait_probability if sol.wait_probability_write is None else sol.wait_probability_write, 1e-12
     )
 
-    def moments(d, w, p):
+    def moments(d, w, p, cap):
         var_w = np.where(w > 0, w * w * (2.0 / p - 1.0), 0.0)
+        if cap is not None:  # a closed loop's finite population (solve_closed)
+            var_w = np.minimum(var_w, cap)
         return (w + d).sum(1), (var_w + net.scv * d * d).sum(1)
 
-    mean_r, var_r = moments(np.where(sol.r_read > 0, net.d_read, 0.0), sol.w_read, p_read)
+    mean_r, var_r = moments(
+        np.where(sol.r_read > 0, net.d_read, 0.0), sol.w_read, p_read, sol.wait_var_cap_read
+    )
     d_w = np.where(sol.r_write > 0, net.d_write, 0.0)
-    wait_mean, wait_var = moments(np.zeros_like(d_w), sol.w_write, p_write)
+    wait_mean, wait_var = moments(np.zeros_like(d_w), sol.w_write, p_write, sol.wait_var_cap_write)
     # the k-th of the replicas' waits (exponential order statistics: the mean scales by
     # g_mean, the variance by g_var); the work itself is the same on every replica
     mean_w = d_w.sum(1) + net.ack_mean * wait_mean

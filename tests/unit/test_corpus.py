@@ -184,12 +184,15 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 4.58, "ceph": 1.44, "fio": 2.31, "memcached": 2.04, "mysql": 1.69, "opengauss": 1.17,
-    "postgresql": 1.81, "redis": 1.80, "rocksdb": 5.78, "scylla": 12.31,
+    "cassandra": 5.78, "ceph": 1.44, "fio": 2.31, "memcached": 1.79, "mysql": 1.69, "opengauss": 1.17,
+    "postgresql": 1.80, "redis": 1.60, "rocksdb": 5.84, "scylla": 11.82,
 }  # fmt: skip
-# raised once: postgresql 1.80 -> 1.81 (1.7995 -> 1.8022) when an operation's CPU time got the SCV of its
-# statements (MySQL 1.92 -> 1.69); PostgreSQL's TPC-C p95s had leaned on the exponential spread
-# (docs/validation.md)
+# raised: postgresql 1.80 -> 1.81 (1.7995 -> 1.8022) when an operation's CPU time got the SCV of its
+# statements (MySQL 1.92 -> 1.69); PostgreSQL's TPC-C p95s had leaned on the exponential spread.
+# Cassandra 4.58 -> 5.78 and RocksDB 5.78 -> 5.84 when a closed loop's wait got its finite-population
+# variance (exact against M/M/c//N and the simulator; Redis 1.80 -> 1.60, memcached 2.04 -> 1.79,
+# ScyllaDB 12.31 -> 11.82): the cloud YCSB p99s the gap cloud-client-latency already under-predicts
+# 10-100x came out lower still where a station saturates (docs/validation.md)
 
 
 def test_corpus_leave_one_source_out_does_not_regress(stored):

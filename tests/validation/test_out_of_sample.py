@@ -50,16 +50,19 @@ def test_out_of_sample_accuracy_does_not_regress(stored):
     """Out-of-sample accuracy at the level reached (docs/validation.md): refits from the priors to
     convergence, a lab's sources left out together. Improve the mechanisms and lower these bounds;
     raise one only for a mechanism change whose reason and out-of-sample gains docs/validation.md
-    records. The one raise so far (2026-11-23, leave-one-group-out median 1.20x -> 1.22x, p90 2.25x
+    records. Raised (2026-11-23, leave-one-group-out median 1.20x -> 1.22x, p90 2.25x
     -> 2.30x): SMT by busy threads and each core's work per GHz took the corpus's leave-one-source-
     out from 2.44x to 1.79x (Redis), 2.07x to 1.92x (MySQL), 5.38x to 4.57x (Cassandra); the old SMT
     mechanism had let the seeds' low-concurrency figures set x86's SMT yield (0.40 with the Ceph
-    lab held out), which now comes from its published prior. The validation issue's goals (leave-
+    lab held out), which now comes from its published prior. Raised again (median 1.22x -> 1.23x,
+    1.2179 -> 1.2253) when a closed loop's wait got its finite-population variance (exact against
+    M/M/c//N and the simulator): six seed000 x86 p95 / p99 figures moved 3-5% and the median moved
+    with them; the corpus's Redis went 1.80x -> 1.60x. The validation issue's goals (leave-
     one-out median 10%, p90 25%; leave-one-group-out median factor 1.25x) are in docs/validation.md."""
     group = val.summarize(stored["group"]).iloc[0]
     loo = val.summarize(stored["loo"]).iloc[0]
     assert group.figures >= 120 and loo.figures >= 120
-    assert group.median_factor_error <= 1.22
+    assert group.median_factor_error <= 1.23
     assert group.p90_factor_error <= 2.30
     assert loo.median_abs_rel_error <= 0.20
     assert loo.p90_abs_rel_error <= 0.90
