@@ -114,6 +114,7 @@ class SystemArrays:
     coordinator: np.ndarray
     serial_command: np.ndarray
     group_commit: np.ndarray
+    page_cache: np.ndarray
 
     def take(self, values) -> np.ndarray:
         """One value per spec, spread to the configurations."""
@@ -350,6 +351,7 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         coordinator=flag("coordinator"),
         serial_command=np.array([s.serial == "command" for s in specs])[codes],
         group_commit=flag("group_commit"),
+        page_cache=flag("page_cache"),
     )
 
 
@@ -506,14 +508,18 @@ class Cache:
     cache_bytes: np.ndarray
     data_hit: np.ndarray
     metadata_reads: np.ndarray  # device reads per request for metadata misses [count]
+    #: share of data reads that miss the system's cache and find the page in the OS page
+    #: cache (systems with ``page_cache``: buffered I/O) [-]; 0 elsewhere
+    page_cache_hit: np.ndarray | float = 0.0
 
 
 def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     """Data hit ratio of the system's cache; metadata (onode) misses of a per-daemon cache."""
     cfg, sys_ = inp.cfg, inp.sys
     share = sys_.parameter(inp.params, "cache_share_of_ram")
+    ram_share = share * inp.plat.ram_bytes / cpu_.daemons  # what the RAM holds of the data [B]
     cache_bytes = inp.knobs["cache_bytes"].astype(float)
-    cache_bytes = np.where(np.isfinite(cache_bytes), cache_bytes, share * inp.plat.ram_bytes / cpu_.daemons)
+    cache_bytes = np.where(np.isfinite(cache_bytes), cache_bytes, ram_share)
     per_node_data = cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
 
     def hit(cache_b, data_b, item_b, rows):
@@ -524,7 +530,17 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
 
     all_rows = np.ones(inp.size, dtype=bool)
     data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg["object_bytes"], all_rows), 0.0)
-    data_hit = np.where(inp.knobs["cache_state"] == "cold", 0.0, data_hit)
+    cold = inp.knobs["cache_state"] == "cold"
+    data_hit = np.where(cold, 0.0, data_hit)
+    # buffered I/O (PostgreSQL): a page the system's cache misses may still be in the OS page
+    # cache, which with the system's cache holds the RAM share (an explicit shared_buffers of
+    # 64 GB on a 256 GB server leaves ~110 GB of page cache): those reads cost a miss's CPU
+    # (the read system call, copy and buffer install) but no device I/O
+    buffered = sys_.page_cache & sys_.data_cache & ~cold
+    both_hit = np.where(
+        buffered, hit(np.maximum(cache_bytes, ram_share), per_node_data, cfg["object_bytes"], all_rows), 0.0
+    )
+    page_cache_hit = np.where(buffered, np.maximum(both_hit - data_hit, 0.0), 0.0)
     metadata_reads = np.zeros(inp.size)
     for code, spec in enumerate(sys_.specs):
         meta = spec.metadata_cache
@@ -536,7 +552,7 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
         objects = per_node_data[rows] / np.maximum(cpu_.daemons[rows], 1.0) / object_bytes
         meta_hit = hit(cache_bytes[rows], objects * entry, entry, rows)
         metadata_reads[rows] = (1.0 - meta_hit) * spec.parameter(inp.params, meta.reads_per_miss)
-    return Cache(cache_bytes, data_hit, metadata_reads)
+    return Cache(cache_bytes, data_hit, metadata_reads, page_cache_hit)
 
 
 # ---------------------------------------------------------------------------------------
@@ -597,6 +613,8 @@ class Devices:
     sync_wal: np.ndarray  # synchronous WAL-device writes per write replica
     metadata_reads: np.ndarray  # device reads per request for metadata misses [count]
     metadata_on_data: np.ndarray  # metadata reads go to the data device (no WAL device)
+    page_cache_reads: np.ndarray  # page reads per read served by the OS page cache [count]
+    page_cache_reads_write: np.ndarray  # the same per write (a B-tree reads its page first)
     d_read: np.ndarray  # data-device occupancy per read [s]
     d_write: np.ndarray
     d_wal_read: np.ndarray
@@ -653,8 +671,9 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
     statements = k["statements_per_op"].astype(float)  # dirty pages per statement
     lookups = _keys_and_rows(k)[0]  # page reads per index lookup (a statement, or each IN-list key)
-    miss_reads = (1.0 - cache_.data_hit) * sys_.parameter(params, "device_reads_per_miss") * lookups
-    miss_reads = miss_reads * cfg["read_chunks"]
+    per_miss = sys_.parameter(params, "device_reads_per_miss") * lookups * cfg["read_chunks"]
+    miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
+    copies = cache_.page_cache_hit * per_miss  # from the OS page cache (buffered I/O)
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
     rmw = cfg["rmw_reads"] / cfg["replication_factor"]  # a partial EC write's stripe reads, per shard
     sync = sys_.parameter(params, "sync_writes")
@@ -675,6 +694,8 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         io_bytes=io_bytes,
         reads_per_read=miss_reads,
         reads_per_write=reads_per_write + rmw,
+        page_cache_reads=copies,
+        page_cache_reads_write=np.where(sys_.read_before_write, copies, 0.0),
         sync_data=sync_data,
         sync_wal=sync_wal,
         metadata_reads=meta,
@@ -880,8 +901,9 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     extra = (sys_.parameter(params, "cpu_cycles_key") * np.maximum(keys - statements, 0.0)
              + sys_.parameter(params, "cpu_cycles_row") * np.maximum(rows - keys, 0.0))  # fmt: skip
     op_r, op_w = op_r + extra, op_w + extra
-    read = (op_r + dev.reads_per_read * cyc_m + cyc_meta) / hz
-    write = (op_w + dev.reads_per_write * cyc_m + cyc_meta) / hz
+    # a page read costs cpu_cycles_miss whether the device or the OS page cache serves it
+    read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz
+    write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz
     return Demands(
         cpu_read=read + dev.reads_per_read * host,
         cpu_write=write + (dev.sync_data + dev.reads_per_write) * host,

@@ -12,6 +12,10 @@ threading          ``hashed`` (each request goes to one shard's own queue: Scyll
 thread_cap         worker threads the software runs at most (blank: no cap)
 remote             clients reach it over the network (false: embedded or raw device)
 data_cache         reads can be served from memory (a row / block cache, buffer pool)
+page_cache         the data files are read through the OS page cache (buffered I/O, as
+                   PostgreSQL's): a read missing the system's own cache (a given
+                   ``cache_bytes``) is served from memory while the data fits the RAM share
+                   ``cache_share_of_ram`` holds (the system's cache included)
 read_before_write  a write reads its page first (a B-tree)
 lsm                memtable flushes and compactions write in bursts
 write_consistency  replicas a write waits for by default (``ONE``, ``QUORUM``, ``ALL``)
@@ -141,6 +145,7 @@ class SystemSpec:
     tpcc_statements_scv: float = 0.0
     serial: str = ""
     group_commit: bool = False
+    page_cache: bool = False
     hooks: tuple[str, ...] = ()
     parameters: Mapping[str, float] = field(default_factory=dict)
     #: name -> (unit, bounds, source) of the spec's own parameters
@@ -245,6 +250,7 @@ _KEYS = {
     "tpcc_statements_scv",
     "serial",
     "group_commit",
+    "page_cache",
     "hooks",
     "parameters",
     "sources",
@@ -339,7 +345,8 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         if value is not None and value not in choices:
             add(key, f"must be one of {', '.join(choices)}, got {value!r}")
         out[key] = value
-    for key in ("remote", "data_cache", "read_before_write", "lsm", "coordinator", "group_commit"):
+    flags = ("remote", "data_cache", "read_before_write", "lsm", "coordinator", "group_commit", "page_cache")
+    for key in flags:
         value = doc.get(key)
         if value is not None and not isinstance(value, bool):
             add(key, f"must be true or false, got {value!r}")
