@@ -39,6 +39,7 @@ IO_TYPES = ("read", "write", "discard")
 AGGREGATES = ("mean", "min", "max", "median")
 RELATIONS = ("eq", "gt", "lt", "approx")
 READ_SOURCES = ("cache", "disk")
+QUERY_PROTOCOLS = ("simple", "prepared")
 NUMA_BINDINGS = ("bound", "unbound")
 CONSISTENCY_CHOICES = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM")
 
@@ -194,6 +195,16 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "table rows one reported operation's statements visit in all (a 100-row range: 100; a sysbench "
         "oltp_read_only transaction: 10 point + 4 x 100-row range SELECTs = 410; blank = one per lookup)",
+        config=True,
+    ),
+    Column(
+        "query_protocol",
+        "choice",
+        False,
+        "how the statements reach a SQL server: simple (SQL text, parsed and planned every time: pgbench's "
+        "default query mode, sysbench Lua that builds each query with con:query) or prepared (server-side "
+        "prepared statements: sysbench's con:prepare with its default --db-ps-mode=auto); blank = prepared",
+        QUERY_PROTOCOLS,
         config=True,
     ),
     Column(

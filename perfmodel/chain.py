@@ -840,9 +840,14 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         [s.parameter(params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0 for s in sys_.specs]
     )
     log_bytes = log_bytes * statements  # redo of every statement, flushed by the commit
+    # a commit waits for its flushes one after the other (MySQL's binary log: the redo log's
+    # prepare flush, then the binary log's), each the device's write latency and the VM I/O path
+    flushes = settings.fill(inp.knobs["log_flushes"], sys_.take([s.log_flushes for s in sys_.specs]))
     log = np.where(
-        sys_.sync_to_log, dev.data.write_latency + log_bytes / dev.data.seq_write + virt_io, 0.0
-    )  # the VM I/O path per synchronous I/O; a redo write pays it at the log
+        sys_.sync_to_log,
+        flushes.astype(float) * (dev.data.write_latency + virt_io) + log_bytes / dev.data.seq_write,
+        0.0,
+    )
     gbps = inp.knobs["client_link_gbps"].astype(float)
     has_link = np.isfinite(gbps)
     link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
@@ -900,6 +905,10 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     keys, rows = _keys_and_rows(inp.knobs)
     extra = (sys_.parameter(params, "cpu_cycles_key") * np.maximum(keys - statements, 0.0)
              + sys_.parameter(params, "cpu_cycles_row") * np.maximum(rows - keys, 0.0))  # fmt: skip
+    # a statement sent as SQL text (simple query protocol) is parsed, analysed and planned each time;
+    # a prepared one skips that (PostgreSQL documentation, PREPARE)
+    unprepared = 1.0 - settings.fill(inp.knobs["prepared"], 1.0).astype(float)
+    extra = extra + sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
     op_r, op_w = op_r + extra, op_w + extra
     # a page read costs cpu_cycles_miss whether the device or the OS page cache serves it
     read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz

@@ -51,6 +51,7 @@ SYSTEM_FREE: dict[str, tuple[str, ...]] = {
         "cpu_cycles_write[postgresql]",
         "cpu_cycles_key[postgresql]",
         "cpu_cycles_row[postgresql]",
+        "cpu_cycles_parse[postgresql]",
         "background_write_factor[postgresql]",
     ),
     "opengauss": (

@@ -138,6 +138,9 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         knobs["network"] = str(row["network_id"])
     if not _blank(row.get("statements_per_op")):
         knobs["statements_per_op"] = float(row["statements_per_op"])
+    protocol = get("query_protocol")
+    if protocol:  # SQL text is parsed and planned per statement (cpu_cycles_parse)
+        knobs["prepared"] = 1.0 if protocol == "prepared" else 0.0
     for key in ("keys_per_op", "rows_per_op"):
         if not _blank(row.get(key)):
             knobs[key] = float(row[key])

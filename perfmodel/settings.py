@@ -81,6 +81,14 @@ KNOBS: dict[str, Knob] = {
         Knob("osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)"),
         Knob("cores_per_device", "number", "count", UNSET, "cores per data device (caps cores)"),
         Knob("log_files", "count", "count", 2.0, "redo log files flushed concurrently"),
+        Knob(
+            "log_flushes",
+            "count",
+            "count",
+            UNSET,
+            "synchronous log flushes a commit waits for in turn (default: the system's; MySQL with its "
+            "binary log and sync_binlog=1: 2, without it: 1)",
+        ),
         Knob("virtualization", "choice", "", "none", "VM I/O path", choices=("none", "untuned", "boost")),
         Knob("client_link_gbps", "number", "Gb/s", UNSET, "a shared client-side link the load crosses"),
         Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
@@ -139,6 +147,17 @@ KNOBS: dict[str, Knob] = {
             "table rows one operation's statements visit in all (a 100-row range: 100; default: one per "
             "index lookup): each row beyond one per lookup (the next row of a range or scan) costs the "
             "system's cpu_cycles_row",
+        ),
+        Knob(
+            "prepared",
+            "number",
+            "-",
+            1.0,
+            "share of statements sent as server-side prepared statements, 0..1 (1: prepared; 0: SQL text, "
+            "parsed and planned every time, as pgbench's default simple mode): each unprepared statement "
+            "costs the system's cpu_cycles_parse",
+            zero=True,
+            maximum=1.0,
         ),
         Knob(
             "placement_units",

@@ -23,6 +23,9 @@ page_bytes         the smallest I/O the system sends a device [B]
 sync_writes_to     ``data`` (the data device, or one write to the WAL device when there
                    is one) or ``log`` (a redo-log station: commits wait for the log flush)
 log_bytes_per_write with ``log``: the parameter giving redo bytes per write [B]
+log_flushes        with ``log``: synchronous log flushes a commit waits for one after the other
+                   (blank: 1; MySQL with its binary log: 2, the redo log's prepare flush and
+                   the binary log's; knob ``log_flushes`` overrides it)
 daemons            one daemon per ``per_device_knob`` of a device, each keeping
                    ``idle_cores`` (a parameter) busy and owning its share of the cache
 metadata_cache     a metadata cache beside the data (BlueStore onodes): parameters for the
@@ -55,7 +58,9 @@ Per-system parameters are looked up as ``name[id]`` in the parameter set:
 ``cpu_cycles_read``, ``cpu_cycles_miss``, ``cpu_cycles_write`` [cycles],
 ``device_reads_per_miss`` [count], ``sync_writes`` [count per write],
 ``background_write_factor`` [bytes per user byte], ``memtable_bytes`` [B],
-``cache_share_of_ram`` [-], and optionally ``usl_sigma`` / ``usl_kappa`` and
+``cache_share_of_ram`` [-], and optionally ``usl_sigma`` / ``usl_kappa``,
+``cpu_cycles_parse`` [cycles] (parsing and planning a statement sent as SQL text, knob
+``prepared`` < 1) and
 ``cpu_cycles_message`` [cycles] (a request message's socket read, parse and reply
 write, shared by the commands a client pipelines in one message: its iodepth).
 A user's spec gives their defaults under ``parameters``.
@@ -92,7 +97,7 @@ REQUIRED_PARAMETERS = (
 )
 #: optional parameters and their value when neither the set nor the spec has them
 OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0, "cpu_cycles_row": 0.0,
-                       "cpu_cycles_key": 0.0}  # fmt: skip
+                       "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,7 @@ class SystemSpec:
     sync_writes_to: str = "data"
     thread_cap: float = math.inf
     log_bytes_per_write: str = ""
+    log_flushes: float = 1.0
     daemons: Daemons | None = None
     metadata_cache: MetadataCache | None = None
     placement: Placement | None = None
@@ -242,6 +248,7 @@ _KEYS = {
     "page_bytes",
     "sync_writes_to",
     "log_bytes_per_write",
+    "log_flushes",
     "daemons",
     "metadata_cache",
     "placement",
@@ -362,6 +369,8 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
             "log_bytes_per_write",
             "is required with sync_writes_to: log (the parameter of redo bytes per write)",
         )
+    if doc.get("log_flushes") is not None:
+        out["log_flushes"] = _number(doc, "log_flushes", add, positive=True, whole=True)
     out["daemons"] = _section(doc, "daemons", Daemons, add)
     out["metadata_cache"] = _section(doc, "metadata_cache", MetadataCache, add)
     if out["metadata_cache"] is not None and out["daemons"] is None:
