@@ -533,13 +533,15 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     cold = inp.knobs["cache_state"] == "cold"
     data_hit = np.where(cold, 0.0, data_hit)
     # buffered I/O (PostgreSQL): a page the system's cache misses may still be in the OS page
-    # cache, which with the system's cache holds the RAM share (an explicit shared_buffers of
-    # 64 GB on a 256 GB server leaves ~110 GB of page cache): those reads cost a miss's CPU
-    # (the read system call, copy and buffer install) but no device I/O
+    # cache, the rest of the RAM share (an explicit shared_buffers of 64 GB on a 252 GiB server
+    # leaves ~120 GB). Those reads cost a miss's CPU (the read system call, copy and buffer
+    # install) but no device I/O. Double buffering: a page read or written back through the
+    # kernel leaves a copy there, so the two caches are taken as holding the larger of the two,
+    # max(SB, share x RAM - SB), never their sum -- the reason PostgreSQL's documentation
+    # expects no gain from shared_buffers beyond 40% of RAM
     buffered = sys_.page_cache & sys_.data_cache & ~cold
-    both_hit = np.where(
-        buffered, hit(np.maximum(cache_bytes, ram_share), per_node_data, cfg["object_bytes"], all_rows), 0.0
-    )
+    in_memory = np.maximum(cache_bytes, ram_share - cache_bytes)
+    both_hit = np.where(buffered, hit(in_memory, per_node_data, cfg["object_bytes"], all_rows), 0.0)
     page_cache_hit = np.where(buffered, np.maximum(both_hit - data_hit, 0.0), 0.0)
     metadata_reads = np.zeros(inp.size)
     for code, spec in enumerate(sys_.specs):
@@ -772,6 +774,7 @@ class Paths:
     log_write: np.ndarray
     log_files: np.ndarray
     link: np.ndarray
+    log_flushes: np.ndarray | float = 1.0  # flushes a commit waits for in turn [count]
 
 
 @dataclass(frozen=True)
@@ -860,6 +863,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         log_write=log,
         log_files=inp.knobs["log_files"].astype(float),
         link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
+        log_flushes=flushes.astype(float),
     )
 
 
@@ -908,8 +912,9 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     # a statement sent as SQL text (simple query protocol) is parsed, analysed and planned each time;
     # a prepared one skips that (PostgreSQL documentation, PREPARE)
     unprepared = 1.0 - settings.fill(inp.knobs["prepared"], 1.0).astype(float)
-    extra = extra + sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
-    op_r, op_w = op_r + extra, op_w + extra
+    parse = sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
+    # only the node the SQL reaches parses it; op_w is charged to each of a write's replicas
+    op_r, op_w = op_r + extra + parse, op_w + extra + parse / inp.cfg["replication_factor"]
     # a page read costs cpu_cycles_miss whether the device or the OS page cache serves it
     read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz
     write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz
@@ -985,9 +990,10 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
                 nodes, 1.0),
         # group commit: a flush takes every commit waiting, so commits do not queue for the log
         # (as many flush slots as requests can be outstanding)
+        # k flushes in turn, each exponential: SCV 1 / k
         "log": (0.0, path.log_write,
                 np.where(inp.sys.group_commit, np.maximum(path.log_files, cfg["population"]), path.log_files),
-                nodes, 1.0),
+                nodes, 1.0 / path.log_flushes),
         "client_link": (path.link, path.link, 1.0, 1.0, 0.0),
         "fixed": (path.fixed_read + hop, path.fixed_write + hop, np.inf, 1.0, 0.0),
     }  # fmt: skip

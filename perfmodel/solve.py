@@ -392,9 +392,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         per_server = (dw + load)[stalled, stall_col] / c[stalled, stall_col]
         ahead = ww_q[stalled, stall_col] / np.maximum(per_server, 1e-300)
         spread = finite_population_found_var(ahead, m[stalled, stall_col], n[stalled] - 1.0)
-        cap_w[stalled, stall_col] = finite_population_wait_var(
-            per_server, ahead, spread, vw_k[stalled, stall_col]
-        )
+        # every stalled write waits there, whether or not it has I/O there (one visit)
+        cap_w[stalled, stall_col] = finite_population_wait_var(per_server, ahead, spread, 1.0)
 
     def wide(values, base=None, fill=0.0):
         out = np.full((size, width), fill) if base is None else base
@@ -432,7 +431,9 @@ def finite_population_found_var(found, instances, others):
     finite-source queue); in a product-form network ``T`` customers split over ``m`` equal
     FCFS queues uniformly over the compositions, one queue's share having variance
     ``T (T + m) (m - 1) / (m^2 (m + 1))`` (Bose-Einstein occupancy; Feller 1968, sec. II.5).
-    Hence ``found (found + 1) (m - 1) / (m + 1) + (N - 1 - T)^+ / m^2``: a saturated single
+    Hence, with the split's variance at the mean ``T`` (the term ``Var T (m - 1) / (m^2 (m + 1))``
+    dropped, of the order of the one kept), ``found (found + 1) (m - 1) / (m + 1) + (N - 1 - T)^+ /
+    m^2``: a saturated single
     queue with ``N`` customers finds almost exactly ``N - 1 - X Z`` ahead, an open queue's
     geometric spread (variance ``A (1 + A)``) is kept where many instances share the
     customers.
@@ -518,7 +519,8 @@ def solve_open(net: Network, arrival_rate) -> Solution:
 def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
     """Mean [s] and variance [s^2] of read and write end-to-end times.
 
-    Per station: W is 0 w.p. 1 - P, else exponential (mean w / P); service
+    Per station: W is 0 w.p. 1 - P, else exponential (mean w / P), its variance capped in a
+    closed loop by the finite population (``sol.wait_var_cap_*``, :func:`solve_closed`); service
     has mean d and SCV ``scv``; stations independent (Tijms 1994, sec. 4.5).
     Writes: the k-th of ``copies`` replicas' waiting times (:func:`ack_factors`).
     ``extra_*`` are fixed latencies [s] added to each class.

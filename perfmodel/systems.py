@@ -371,6 +371,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         )
     if doc.get("log_flushes") is not None:
         out["log_flushes"] = _number(doc, "log_flushes", add, positive=True, whole=True)
+        if out.get("sync_writes_to") != "log":
+            add("log_flushes", "needs sync_writes_to: log (the flushes are the redo log's)")
+    if out.get("page_cache") and not out.get("data_cache"):
+        add("page_cache", "needs data_cache: true (the page cache holds what the system's cache misses)")
     out["daemons"] = _section(doc, "daemons", Daemons, add)
     out["metadata_cache"] = _section(doc, "metadata_cache", MetadataCache, add)
     if out["metadata_cache"] is not None and out["daemons"] is None:

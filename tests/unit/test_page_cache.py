@@ -3,6 +3,8 @@ the OS page cache, which with shared_buffers holds the RAM share ``cache_share_o
 cost a miss's CPU and no device I/O -- checked in closed form on the hit ratios, the device reads and
 the CPU demand, and on the recorded figures it explains."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -36,11 +38,26 @@ def test_uniform_hits_split_between_shared_buffers_and_the_page_cache():
     ram_share = share * 128 * GIB
     # uniform keys: the hit ratio is the cache over the data set (perfmodel.cache.uniform_hit_ratio)
     assert m.cache.data_hit[0] == pytest.approx(16e9 / 100e9, rel=1e-6)
-    in_memory = min(ram_share / 100e9, 1.0)
+    # double buffering: the two caches hold the larger of shared_buffers and the rest of the share
+    in_memory = min(max(16e9, ram_share - 16e9) / 100e9, 1.0)
     assert m.cache.data_hit[0] + m.cache.page_cache_hit[0] == pytest.approx(in_memory, rel=1e-6)
     per_miss = params.values["device_reads_per_miss[postgresql]"]
     assert m.devices.reads_per_read[0] == pytest.approx((1 - in_memory) * per_miss, rel=1e-6)
     assert m.devices.page_cache_reads[0] == pytest.approx(m.cache.page_cache_hit[0] * per_miss, rel=1e-6)
+
+
+def test_double_buffering_makes_half_the_share_the_worst_shared_buffers():
+    """Pages read or written back through the kernel keep a copy there, so shared_buffers and the
+    page cache hold the larger of the two, not their sum: with uniform keys the memory hit ratio
+    is lowest at shared_buffers = half the RAM share (PostgreSQL's documentation expects nothing
+    from more than 40% of RAM)."""
+    share = load_parameters("default").values["cache_share_of_ram[postgresql]"] * 128 * GIB
+    hits = {}
+    for frac in (0.1, 0.3, 0.5, 0.7, 0.9):
+        m = _model(dataset=200e9, cache=frac * share)
+        hits[frac] = m.cache.data_hit[0] + m.cache.page_cache_hit[0]
+        assert hits[frac] == pytest.approx(max(frac, 1 - frac) * share / 200e9, rel=1e-6)
+    assert min(hits, key=hits.get) == 0.5
 
 
 def test_a_page_cache_read_costs_a_miss_cpu_but_no_device_time():
@@ -86,3 +103,16 @@ def test_percona_pgbench_scale_7000_is_served_from_memory():
     w = perfmodel.figures.figure_config(big)
     out = perfmodel.predict(**w, params="default").iloc[0]
     assert out.bottleneck == "cpu" and out.util_device < 0.1
+
+
+def test_a_page_cache_without_a_system_cache_is_refused(tmp_path):
+    import yaml
+
+    from perfmodel.errors import DataError
+
+    doc = yaml.safe_load(Path(load_system("postgresql").path).read_text())
+    doc.update(id="pg-nocache", data_cache=False)
+    path = tmp_path / "pg-nocache.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(DataError, match="page_cache.*needs data_cache"):
+        load_system(path)

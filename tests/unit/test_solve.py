@@ -245,9 +245,10 @@ def test_closed_loop_tail_matches_the_exact_finite_source_queue(n, s, z, c):
     mean, var, _, _ = class_moments(net, sol)
     p99 = gamma_ppf(0.99, mean, var)[0]
     # the ratio p99 / mean is the shape the variance sets; AMVA's own mean error
-    # (Schweitzer, up to ~16% here at N = 8) is tested elsewhere
+    # (Schweitzer, ~16% here at N = 8) is tested elsewhere
     assert p99 / mean[0] == pytest.approx(exact_p99 / exact_mean, rel=0.04)
-    assert p99 == pytest.approx(exact_p99, rel=0.2)
+    if c == 1 and sol.utilization[0].max() > 0.95:  # one saturated server: AMVA's mean is
+        assert p99 == pytest.approx(exact_p99, rel=0.05)  # exact too (not Seidmann's c = 4)
 
 
 def test_finite_population_variance_reduces_to_the_open_form():
@@ -257,13 +258,45 @@ def test_finite_population_variance_reduces_to_the_open_form():
 
     per_server, found, p_wait = 2e-4, 3.5, 0.8
     open_var = found**2 * (2 / p_wait - 1) - found
-    for visits in (0.3, 1.0):
-        w = per_server * found
+    w = per_server * found
+    for visits in (0.01, 0.3, 0.7, 1.0):  # a share of requests visits, p = v P
         expected = w * w * (2 / (visits * p_wait) - 1)
         got = finite_population_wait_var(per_server, found, open_var, visits)
         assert got == pytest.approx(expected, rel=1e-12)
+    for visits in (1.5, 4.0):  # several visits: one wait, as class_moments' p = min(v, 1) P
+        got = finite_population_wait_var(per_server, found, open_var, visits)
+        assert got == pytest.approx(w * w * (2 / p_wait - 1), rel=1e-12)
     # one queue: an arrival's count varies as the others elsewhere (Poisson): N - 1 - found
     assert finite_population_found_var(200.0, 1.0, 255.0) == pytest.approx(55.0)
     # many instances sharing few customers: the per-instance count keeps a geometric-like spread
     many = finite_population_found_var(0.5, 1000.0, 600.0)
     assert 0.5 * 1.5 * 0.99 < many < 0.5 * 1.5 + 1e-3
+
+
+@pytest.mark.parametrize("total, m", [(6, 3), (10, 4), (7, 2)])
+def test_customers_split_over_equal_queues_uniformly_over_compositions(total, m):
+    """T customers at m equal FCFS queues of a product-form network: every split is equally
+    likely (Bose-Einstein), one queue's count has variance T (T + m)(m - 1) / (m^2 (m + 1)) --
+    enumerated here; finite_population_found_var gives it when nobody is elsewhere."""
+    import itertools
+
+    from perfmodel.solve import finite_population_found_var
+
+    counts = [c[0] for c in itertools.product(range(total + 1), repeat=m) if sum(c) == total]
+    exact = np.var(counts)
+    assert finite_population_found_var(total / m, float(m), float(total)) == pytest.approx(exact, rel=1e-12)
+
+
+def test_a_stalled_write_waits_for_the_customers_ahead_even_without_io_there():
+    """Writes stalled behind a device only background work loads (no write I/O there, visits 0):
+    with 64 clients the stall is close to the 64 customers' background work, its spread ~1/8 of
+    it, not an exponential's (SD = mean)."""
+    net = network(1e-4, c_cpu=4, f=0.5)
+    load = np.zeros_like(net.d_write)
+    load[:, DEVICE] = 2e-4
+    net = Network(net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction,
+                  net.copies, net.acks, load_write=load)  # fmt: skip
+    sol = solve_closed(net, np.array([64.0]), np.array([0.0]))
+    assert sol.w_write[0, DEVICE] > 0.01  # the stall
+    _, _, mean_w, var_w = class_moments(net, sol)
+    assert np.sqrt(var_w[0]) / mean_w[0] < 0.2

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 PLATFORM = "x86-dl380-e5-2630v4"
 #: single-threaded Redis GETs from 256 connections: the one server thread is saturated
 SATURATED = Workload(read_fraction=1.0, object_bytes=512, dataset_bytes=1e9, clients=256)
-#: 8 connections: the thread is 75% busy, the wait still close to exponential (the two-moment
+#: 8 connections: the thread is 83% busy, the wait still close to exponential (the two-moment
 #: gamma is 16% above the simulated p99 here, the uncapped form was 30%)
 KNEE = Workload(read_fraction=1.0, object_bytes=512, dataset_bytes=1e9, clients=8)
 
