@@ -540,9 +540,11 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     # max(SB, share x RAM - SB), never their sum -- the reason PostgreSQL's documentation
     # expects no gain from shared_buffers beyond 40% of RAM
     buffered = sys_.page_cache & sys_.data_cache & ~cold
-    in_memory = np.maximum(cache_bytes, ram_share - cache_bytes)
-    both_hit = np.where(buffered, hit(in_memory, per_node_data, cfg["object_bytes"], all_rows), 0.0)
-    page_cache_hit = np.where(buffered, np.maximum(both_hit - data_hit, 0.0), 0.0)
+    page_cache_hit = np.zeros(inp.size)
+    if buffered.any():  # a second hit-ratio solve, only where a page cache exists
+        in_memory = np.maximum(cache_bytes, ram_share - cache_bytes)[buffered]
+        both = hit(in_memory, per_node_data[buffered], cfg["object_bytes"][buffered], buffered)
+        page_cache_hit[buffered] = np.maximum(both - data_hit[buffered], 0.0)
     metadata_reads = np.zeros(inp.size)
     for code, spec in enumerate(sys_.specs):
         meta = spec.metadata_cache
