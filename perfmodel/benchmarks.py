@@ -182,6 +182,15 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "read_statements_per_op",
+        "float",
+        False,
+        "of a writing operation's statements, those that only read (a sysbench oltp_read_write "
+        "transaction: 14 SELECTs of 18; blank = 0); every such operation commits, so its read_fraction "
+        "is the share of operations that write nothing",
+        config=True,
+    ),
+    Column(
         "keys_per_op",
         "float",
         False,

@@ -673,7 +673,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         0.0,
     )
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
-    statements = k["statements_per_op"].astype(float)  # dirty pages per statement
+    writing = _write_statements(k)  # dirty pages per writing statement
     lookups = _keys_and_rows(k)[0]  # page reads per index lookup (a statement, or each IN-list key)
     per_miss = sys_.parameter(params, "device_reads_per_miss") * lookups * cfg["read_chunks"]
     miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
@@ -687,7 +687,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     sync_data = np.where(sys_.sync_to_log, 0.0, sync - sync_wal)
     meta = cache_.metadata_reads
     on_data = sys_.has_metadata_cache & ~has_wal
-    bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor") * statements
+    bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor") * writing
     occ_bg = storage.io_occupancy(storage.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
     d_bg = bg_bytes_per_write / storage.FLUSH_IO_BYTES * occ_bg
     bg_bytes = (1 - cfg["read_fraction"]) * bg_bytes_per_write * cfg["replication_factor"] / cfg["nodes"]
@@ -844,7 +844,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     log_bytes = sys_.take(
         [s.parameter(params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0 for s in sys_.specs]
     )
-    log_bytes = log_bytes * statements  # redo of every statement, flushed by the commit
+    log_bytes = log_bytes * _write_statements(inp.knobs)  # redo of every writing statement, one flush
     # a commit waits for its flushes one after the other (MySQL's binary log: the redo log's
     # prepare flush, then the binary log's), each the device's write latency and the VM I/O path
     flushes = settings.fill(inp.knobs["log_flushes"], sys_.take([s.log_flushes for s in sys_.specs]))
@@ -877,6 +877,21 @@ class Demands:
     cpu_write: np.ndarray
 
 
+def _write_statements(knobs: dict) -> np.ndarray:
+    """Statements of a writing operation that write [count]: ``statements_per_op`` less its
+    ``read_statements_per_op`` (a sysbench oltp_read_write transaction: 18 - 14 = 4), at least one."""
+    statements = knobs["statements_per_op"].astype(float)
+    reads = knobs["read_statements_per_op"].astype(float)
+    if (reads > statements - 1).any():
+        i = int(np.argmax(reads > statements - 1))
+        raise ValueError(
+            f"read_statements_per_op: {reads[i]:g} leaves no writing statement of statements_per_op "
+            f"({statements[i]:g}); a writing operation has at least one (a read-only one is a read: "
+            "read_fraction)"
+        )
+    return statements - reads
+
+
 def _keys_and_rows(knobs: dict) -> tuple[np.ndarray, np.ndarray]:
     """Index lookups and rows per operation: ``keys_per_op`` (default: one per statement) and
     ``rows_per_op`` (default: one per lookup), never fewer than the statements / lookups."""
@@ -904,7 +919,11 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] + per_message) * statements
     # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards
     rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["replication_factor"]
-    op_w = (sys_.parameter(params, "cpu_cycles_write") + rmw_ops + per_message) * statements
+    # a writing operation's SELECTs (read_statements_per_op) cost what a read's do
+    writing = _write_statements(inp.knobs)
+    op_w = ((sys_.parameter(params, "cpu_cycles_write") + rmw_ops) * writing
+            + sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] * (statements - writing)
+            + per_message * statements)  # fmt: skip
     # index lookups beyond one per statement (IN-list keys): a B-tree descent and row fetch each;
     # rows beyond one per lookup (the next rows of a range or scan): a row visit each -- leaf-row
     # decode, predicate, visibility, copy-out (a SQL engine's per-tuple executor cost)

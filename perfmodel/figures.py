@@ -141,7 +141,7 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     protocol = get("query_protocol")
     if protocol:  # SQL text is parsed and planned per statement (cpu_cycles_parse)
         knobs["prepared"] = 1.0 if protocol == "prepared" else 0.0
-    for key in ("keys_per_op", "rows_per_op"):
+    for key in ("keys_per_op", "rows_per_op", "read_statements_per_op"):
         if not _blank(row.get(key)):
             knobs[key] = float(row[key])
     for key in ("osds_per_device", "cores_per_device", "log_files"):

@@ -120,6 +120,17 @@ KNOBS: dict[str, Knob] = {
             "dirty pages and round trips per statement; one commit per operation",
         ),
         Knob(
+            "read_statements_per_op",
+            "number",
+            "count",
+            0.0,
+            "statements of a writing operation that only read, fewer than statements_per_op (a sysbench "
+            "oltp_read_write transaction: 14 of 18 SELECTs; pgbench's TPC-B: 1 of 5): each costs the "
+            "system's read cycles and writes no redo and no dirty page; the operation still commits",
+            zero=True,
+            maximum=1e6,
+        ),
+        Knob(
             "statements_scv",
             "number",
             "-",
