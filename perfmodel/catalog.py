@@ -121,6 +121,9 @@ class Platform:
     network: str
     storage: tuple[StorageSlot, ...]
     turbo_hz: float = math.nan
+    #: the clock with every core busy (Intel's all-core turbo, AMD's all-core boost) [Hz]; blank:
+    #: the base clock (no boost credited under full load)
+    all_core_hz: float = math.nan
     l3_bytes: float = math.nan
     mem_bandwidth_bytes_s: float = math.nan
     rack_units: float = math.nan
@@ -192,6 +195,7 @@ _PLATFORM_FIELDS: dict[str, tuple[str, float, str]] = {
     "ram_gib": ("ram_bytes", GIB, "float"),
     "network": ("network", 1, "str"),
     "turbo_ghz": ("turbo_hz", 1e9, "optfloat"),
+    "all_core_ghz": ("all_core_hz", 1e9, "optfloat"),
     "l3_mib": ("l3_bytes", 2.0**20, "optfloat"),
     "mem_bandwidth_gbs": ("mem_bandwidth_bytes_s", GB, "optfloat"),
     "rack_units": ("rack_units", 1, "optfloat"),
@@ -239,6 +243,7 @@ _MINIMUM = {
     "internal_parallelism": (1.0, "I/Os the device serves at once, at least one"),
     "base_ghz": (0.1, "a server core's clock"),
     "turbo_ghz": (0.1, "a server core's clock"),
+    "all_core_ghz": (0.1, "a server core's clock"),
     "read_latency_us": (0.1, "no storage device answers faster"),
     "write_latency_us": (0.1, "no storage device answers faster"),
     "latency_us": (0.01, "one way on a wire"),
@@ -248,6 +253,7 @@ _MINIMUM = {
 _MAXIMUM = {
     "base_ghz": (10.0, "a server core's clock"),
     "turbo_ghz": (10.0, "a server core's clock"),
+    "all_core_ghz": (10.0, "a server core's clock"),
     "sockets": (64, "sockets in one server"),
     "cores": (8192, "cores in one server"),
     "cores_per_socket": (1024, "cores in one socket"),
@@ -415,6 +421,12 @@ def _build_platform(kwargs: dict, entry: Mapping, check: _Checker) -> Platform |
         check.add(where, "threads_per_core", f"must be one of smt_modes {modes}")
     if "numa_nodes" in kwargs and kwargs["numa_nodes"] > kwargs["cores"]:
         check.add(where, "numa_nodes", "cannot exceed cores")
+    base, turbo = kwargs.get("base_hz", math.nan), kwargs.get("turbo_hz", math.nan)
+    if turbo < base:
+        check.add(where, "turbo_ghz", "cannot be below base_ghz (the clock one busy core may reach)")
+    all_core = kwargs.get("all_core_hz", math.nan)
+    if all_core < base or all_core > (turbo if turbo == turbo else base):
+        check.add(where, "all_core_ghz", "must lie between base_ghz and turbo_ghz (turbo_ghz must be given)")
     try:
         return Platform(smt_modes=tuple(sorted(modes)), storage=tuple(storage), **kwargs)
     except TypeError:

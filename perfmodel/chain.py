@@ -35,6 +35,7 @@ the system's name.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -82,6 +83,8 @@ class PlatformArrays:
     sockets: np.ndarray
     numa_nodes: np.ndarray
     base_hz: np.ndarray
+    turbo_hz: np.ndarray  # the clock one busy core may reach (blank in the catalog: base) [Hz]
+    all_core_hz: np.ndarray  # the clock with every core busy (blank: base) [Hz]
     perf_per_ghz: np.ndarray  # the core's work per GHz relative to the reference core [-]
     ram_bytes: np.ndarray
     net_bw: np.ndarray
@@ -283,6 +286,8 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         sockets=col(lambda p: p.sockets).astype(float),
         numa_nodes=col(lambda p: p.numa_nodes).astype(float),
         base_hz=col(lambda p: p.base_hz).astype(float),
+        turbo_hz=col(lambda p: p.base_hz if math.isnan(p.turbo_hz) else p.turbo_hz).astype(float),
+        all_core_hz=col(lambda p: p.base_hz if math.isnan(p.all_core_hz) else p.all_core_hz).astype(float),
         perf_per_ghz=col(lambda p: p.perf_per_ghz).astype(float),
         ram_bytes=col(lambda p: p.ram_bytes).astype(float),
         net_bw=col(lambda p: p.network_spec().bandwidth_bytes_s).astype(float),
@@ -403,10 +408,14 @@ def cpu(inp: Inputs) -> Cpu:
         [params["virt_cpu_efficiency[untuned]"], params["virt_cpu_efficiency[boost]"]],
         1.0,
     )
-    hz = plat.base_hz * plat.perf_per_ghz * params.lookup("ghz_factor", plat.arch)
+    busy = _busy_threads(inp, threads)
+    hz = (
+        core_clock(plat, np.minimum(busy, cores_avail))
+        * plat.perf_per_ghz
+        * params.lookup("ghz_factor", plat.arch)
+    )
     sigma = np.where(inp.sys.serial_command, _command_share(inp), inp.sys.parameter(params, "usl_sigma"))
     kappa = inp.sys.parameter(params, "usl_kappa")
-    busy = _busy_threads(inp, threads)
     share = scaling.threads_sharing_core(busy, np.maximum(cores_avail, 1.0), tpc)
     thread_hz = (
         hz
@@ -419,6 +428,24 @@ def cpu(inp: Inputs) -> Cpu:
     )
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
     return Cpu(tpc, cores, threads, thread_hz, devices, daemons, virt)
+
+
+def core_clock(plat: PlatformArrays, busy_cores: np.ndarray) -> np.ndarray:
+    """A core's clock with ``busy_cores`` of the node's cores busy [Hz]: the turbo clock with one,
+    the all-core clock with all, linear in between (the scheduler puts busy threads on idle cores
+    before SMT siblings, so busy cores = min(busy threads, cores)).
+
+    The turbo limit falls as more cores are active (Intel SDM Vol. 3C, MSR_TURBO_RATIO_LIMIT: a
+    maximum ratio per count of active cores; turbostat, L. Brown 2012: "the turbo-limit varies,
+    depending on the number of active cores"); linear between the two ends is an assumption (the
+    real limits fall in steps). A catalog without turbo_ghz runs at base; without all_core_ghz,
+    a fully busy node runs at base (no boost credited under full load). The cores' work per GHz
+    (data/microarchitectures.yaml) is SPECint rate-1 over the clock it ran at, one busy core's.
+    """
+    span = np.maximum(plat.cores - 1.0, 1.0)
+    share = np.where(plat.cores > 1, np.clip((busy_cores - 1.0) / span, 0.0, 1.0), 1.0)
+    all_core = np.minimum(plat.all_core_hz, plat.turbo_hz)
+    return plat.turbo_hz - (plat.turbo_hz - all_core) * share
 
 
 def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Work per clock cycle of server cores, per microarchitecture (``data/microarchitectures.yaml``).
 
-A thread's useful clock is ``base_hz x perf_per_ghz x ghz_factor[arch]``: ``perf_per_ghz`` is the
+A thread's useful clock is ``clock(busy cores) x perf_per_ghz x ghz_factor[arch]``
+(:func:`perfmodel.chain.core_clock`): ``perf_per_ghz`` is the
 core's single-thread integer work per GHz relative to the reference core (Broadwell-EP), from one
 consistent published benchmark family (SPECrate2017_int_base with one copy, clocks measured by
 perf; older Intel cores chained in from SPECint_base2006); ``ghz_factor[arch]`` is the calibrated

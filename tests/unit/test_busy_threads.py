@@ -3,16 +3,22 @@ cpu-busy-threads): a lone request on a Hyper-Threaded core runs at the core's fu
 single-threaded server owns its core, and SMT sharing sets in only once the busy threads outnumber
 the cores -- checked in closed form on each thread's clock and on throughput."""
 
+import dataclasses
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfmodel import chain, scaling
+from perfmodel.catalog import load_platform
 from perfmodel.params import load_parameters
 from perfmodel.workload import Workload
 
-HT = "x86-dl380-e5-2630v4"  # 10 cores, 2 threads per core
+# 10 cores, 2 threads per core; at one clock (no turbo), so that only SMT sharing moves a thread's
+# rate here (the clock's fall with busy cores is tests/unit/test_core_clock.py's)
+HT = dataclasses.replace(load_platform("x86-dl380-e5-2630v4"), turbo_hz=math.nan)
 PARAMS = load_parameters("default")
 ALPHA = PARAMS.lookup("smt_alpha", "x86")
 

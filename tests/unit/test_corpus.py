@@ -166,7 +166,7 @@ def test_gap_report_counts_every_miss_once(stored):
 LOSO_TARGET = 1.35
 NOT_YET = {
     "mysql": "dirty-page write-back sharing the data device with the log flushes (mysqlonarm's updates "
-    "past 64 threads), turbo clocks (cpu-generation), NUMA's memory-stall share (m5.16xlarge), and the "
+    "past 64 threads), the memory latency SPECint does not show (cpu-generation: m5 vs m5a), NUMA's memory-stall share (m5.16xlarge), and the "
     "plateau of 24-vCPU cloud VMs past 32 threads (mysqlonarm)",
     "redis": "kernel-bypass-network, colocated-load-generator tails, redis-io-threads",
     "memcached": "colocated-load-generator tails, a load generator sharing the server's cores (sevmc)",
@@ -184,8 +184,8 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 5.78, "ceph": 1.44, "fio": 2.31, "memcached": 1.79, "mysql": 1.53, "opengauss": 1.17,
-    "postgresql": 1.29, "redis": 1.60, "rocksdb": 5.84, "scylla": 11.82,
+    "cassandra": 6.03, "ceph": 1.44, "fio": 2.31, "memcached": 1.78, "mysql": 1.44, "opengauss": 1.16,
+    "postgresql": 1.18, "redis": 1.60, "rocksdb": 5.85, "scylla": 11.82,
 }  # fmt: skip
 # raised: postgresql 1.80 -> 1.81 (1.7995 -> 1.8022) when an operation's CPU time got the SCV of its
 # statements (MySQL 1.92 -> 1.69); PostgreSQL's TPC-C p95s had leaned on the exponential spread.
@@ -200,6 +200,11 @@ LOSO_REACHED = {
 # PostgreSQL 1.27 -> 1.29 (1.2716 -> 1.2848; zero-shot 1.20 -> 1.16, MySQL 1.60 -> 1.53) when pgbench's
 # TPC-B and sysbench's oltp_read_write became the transactions they are (read_statements_per_op): a
 # blank read_fraction had made half of the pgbench transactions read-only, commit-free.
+# Cassandra 5.78 -> 6.03 (5.7719 -> 6.0292; MySQL 1.53 -> 1.43, PostgreSQL 1.28 -> 1.18, seeds'
+# leave-one-group-out 1.2253 -> 1.2037) when a core's clock came to depend on its busy cores (turbo
+# with one, the all-core clock with all): the cloud YCSB latencies the gap cloud-client-latency
+# under-predicts came out lower still on the Azure Dv4 VMs (all-core turbo 3.4 GHz, base 2.6);
+# RocksDB 5.84 -> 5.85 (5.8429), moved by the seeds' refit (its figures are zero-shot).
 
 
 def test_corpus_leave_one_source_out_does_not_regress(stored):

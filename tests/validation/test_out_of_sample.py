@@ -57,12 +57,15 @@ def test_out_of_sample_accuracy_does_not_regress(stored):
     lab held out), which now comes from its published prior. Raised again (median 1.22x -> 1.23x,
     1.2179 -> 1.2253) when a closed loop's wait got its finite-population variance (exact against
     M/M/c//N and the simulator): six seed000 x86 p95 / p99 figures moved 3-5% and the median moved
-    with them; the corpus's Redis went 1.80x -> 1.60x. The validation issue's goals (leave-
-    one-out median 10%, p90 25%; leave-one-group-out median factor 1.25x) are in docs/validation.md."""
+    with them; the corpus's Redis went 1.80x -> 1.60x. Lowered (1.23x -> 1.21x, 1.2253 -> 1.2037,
+    p90 2.29x -> 2.28x) when a core's clock came to depend on its busy cores (turbo with one busy
+    core, the all-core clock -- base where no source gives one -- with all). The validation issue's
+    goals (leave-one-out median 10%, p90 25%; leave-one-group-out median factor 1.25x) are in
+    docs/validation.md."""
     group = val.summarize(stored["group"]).iloc[0]
     loo = val.summarize(stored["loo"]).iloc[0]
     assert group.figures >= 120 and loo.figures >= 120
-    assert group.median_factor_error <= 1.23
+    assert group.median_factor_error <= 1.21
     assert group.p90_factor_error <= 2.30
     assert loo.median_abs_rel_error <= 0.20
     assert loo.p90_abs_rel_error <= 0.90
