@@ -908,7 +908,7 @@ def _write_statements(knobs: dict) -> np.ndarray:
     """Statements of a writing operation that write [count]: ``statements_per_op`` less its
     ``read_statements_per_op`` (a sysbench oltp_read_write transaction: 18 - 14 = 4), at least one."""
     statements = knobs["statements_per_op"].astype(float)
-    reads = knobs["read_statements_per_op"].astype(float)
+    reads = settings.fill(knobs["read_statements_per_op"], 0.0).astype(float)  # blank in a list: 0
     if (reads > statements - 1).any():
         i = int(np.argmax(reads > statements - 1))
         raise ValueError(

@@ -124,7 +124,7 @@ KNOBS: dict[str, Knob] = {
             "number",
             "count",
             0.0,
-            "statements of a writing operation that only read, fewer than statements_per_op (a sysbench "
+            "statements of a writing operation that only read, at most statements_per_op - 1 (a sysbench "
             "oltp_read_write transaction: 14 of 18 SELECTs; pgbench's TPC-B: 1 of 5): each costs the "
             "system's read cycles and writes no redo and no dirty page; the operation still commits",
             zero=True,

@@ -184,8 +184,8 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 6.03, "ceph": 1.44, "fio": 2.31, "memcached": 1.78, "mysql": 1.44, "opengauss": 1.16,
-    "postgresql": 1.18, "redis": 1.60, "rocksdb": 5.85, "scylla": 11.82,
+    "cassandra": 6.51, "ceph": 1.44, "fio": 2.31, "memcached": 1.78, "mysql": 1.44, "opengauss": 1.16,
+    "postgresql": 1.18, "redis": 1.60, "rocksdb": 5.85, "scylla": 12.11,
 }  # fmt: skip
 # raised: postgresql 1.80 -> 1.81 (1.7995 -> 1.8022) when an operation's CPU time got the SCV of its
 # statements (MySQL 1.92 -> 1.69); PostgreSQL's TPC-C p95s had leaned on the exponential spread.
@@ -205,6 +205,9 @@ LOSO_REACHED = {
 # with one, the all-core clock with all): the cloud YCSB latencies the gap cloud-client-latency
 # under-predicts came out lower still on the Azure Dv4 VMs (all-core turbo 3.4 GHz, base 2.6);
 # RocksDB 5.84 -> 5.85 (5.8429), moved by the seeds' refit (its figures are zero-shot).
+# Cassandra 6.03 -> 6.51 (6.5002) and ScyllaDB 11.82 -> 12.11 (12.1027) when the small AWS M5 VMs
+# got the same documented 3.1 GHz all-core clock as m5.4xlarge (they had 2.5 GHz, "not stated"):
+# benchant's YCSB latencies on them, under-predicted by the gap cloud-client-latency, fell further.
 
 
 def test_corpus_leave_one_source_out_does_not_regress(stored):

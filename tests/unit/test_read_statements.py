@@ -51,9 +51,6 @@ def test_redo_and_dirty_pages_come_from_the_writing_statements_only():
     assert (eighteen.paths.log_write > txn.paths.log_write).all()
     np.testing.assert_allclose(txn.devices.bg_bytes_per_write, four.devices.bg_bytes_per_write, rtol=1e-12)
     np.testing.assert_allclose(eighteen.devices.bg_bytes_per_write, 18 / 4 * txn.devices.bg_bytes_per_write)
-    # and the transaction still commits once: as many log flushes as a single-statement write
-    one = _model("mysql", params)
-    np.testing.assert_allclose(txn.paths.log_flushes, one.paths.log_flushes)
 
 
 def test_no_writing_statement_is_refused():
@@ -74,3 +71,13 @@ def test_figure_rows_carry_the_read_statements():
     assert len(pgbench) > 0
     assert (pgbench["read_statements_per_op"].astype(float) == 1).all()
     assert (pgbench["read_fraction"].astype(float) == 0).all()
+
+
+def test_a_blank_in_a_list_is_the_default_no_read_statement():
+    """A NaN in a list of knob values means unset (settings): 0 read statements, not NaN demands."""
+    both = _model("mysql", statements_per_op=18, read_statements_per_op=[14.0, float("nan")])
+    eighteen = _model("mysql", statements_per_op=18)
+    txn = _model("mysql", statements_per_op=18, read_statements_per_op=14)
+    assert np.isfinite(both.demands.cpu_write).all()
+    expected = [txn.demands.cpu_write[0], eighteen.demands.cpu_write[0]]
+    np.testing.assert_allclose(both.demands.cpu_write, expected)
