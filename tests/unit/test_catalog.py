@@ -195,6 +195,30 @@ def test_bad_platform_yaml_names_file_entry_and_field(tmp_path, old, new, field,
     assert says in message
 
 
+def _clocks(tmp_path, turbo, all_core):
+    """USER_PLATFORM with a turbo and an all-core clock [GHz], each with a source."""
+    text = USER_PLATFORM.replace(
+        "    base_ghz: 2.5\n", f"    base_ghz: 2.5\n    turbo_ghz: {turbo}\n    all_core_ghz: {all_core}\n", 1
+    ).replace("base_ghz: mine (spec),", "base_ghz: mine (spec), turbo_ghz: mine, all_core_ghz: mine,", 1)
+    path = tmp_path / "clocks.yaml"
+    path.write_text(text)
+    return perfmodel.load_platform(path)
+
+
+def test_an_all_core_clock_between_base_and_turbo_is_taken(tmp_path):
+    p = _clocks(tmp_path, 3.5, 3.0)
+    assert (p.base_hz, p.all_core_hz, p.turbo_hz) == (2.5e9, 3.0e9, 3.5e9)
+
+
+@pytest.mark.parametrize(
+    ("turbo", "all_core", "field"),
+    [(3.5, 3.6, "all_core_ghz"), (3.5, 2.4, "all_core_ghz"), (2.0, 2.5, "turbo_ghz")],
+)
+def test_clocks_out_of_order_are_refused(tmp_path, turbo, all_core, field):
+    with pytest.raises(CatalogError, match=f"field '{field}'"):
+        _clocks(tmp_path, turbo, all_core)
+
+
 def test_malformed_yaml_names_the_file_and_line(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("platforms:\n  - id: x\n    cores: [1,\n")

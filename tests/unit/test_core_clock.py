@@ -1,6 +1,7 @@
 """The clock falls as cores get busy (``chain.core_clock``): turbo with one busy core, the
 all-core clock with all of them, base where the catalog gives neither -- checked at the ends, for
-monotonicity, on the catalog's validation, and end to end on a closed loop's CPU demand."""
+monotonicity, and end to end on a closed loop's CPU demand (the catalog's checks of the clocks
+are in tests/unit/test_catalog.py)."""
 
 import dataclasses
 import math
@@ -10,10 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import perfmodel
 from perfmodel import chain
 from perfmodel.catalog import default_catalog
-from perfmodel.errors import CatalogError
 from perfmodel.workload import Workload
 
 GHZ = 1e9
@@ -64,53 +63,6 @@ def test_the_clock_never_rises_with_busier_cores_and_stays_between_base_and_turb
     c_lo, c_hi = chain.core_clock(p, np.array([lo])), chain.core_clock(p, np.array([hi]))
     assert c_hi[0] <= c_lo[0] * (1 + 1e-12)
     assert base * GHZ * (1 - 1e-12) <= c_hi[0] <= (base + boost) * GHZ * (1 + 1e-12)
-
-
-BOX = """
-references:
-  mine: "my lab notes, 2026"
-platforms:
-  - id: my-box
-    name: My test box
-    arch: x86
-    sockets: 1
-    cores_per_socket: 12
-    cores: 12
-    threads_per_core: 2
-    smt_modes: [1, 2]
-    threads: 24
-    numa_nodes: 1
-    base_ghz: 2.5
-    turbo_ghz: TURBO
-    all_core_ghz: ALL
-    ram_gib: 96
-    network: eth-10g
-    storage:
-      - {device: nvme-1p6tb-generic, count: 1, layout: single}
-    sources: {sockets: mine, cores_per_socket: mine, cores: mine, threads_per_core: mine,
-              threads: "derived: cores x threads_per_core", numa_nodes: mine,
-              base_ghz: mine, turbo_ghz: mine, all_core_ghz: mine, ram_gib: mine}
-"""
-
-
-def _box(tmp_path, turbo, all_core):
-    path = tmp_path / "box.yaml"
-    path.write_text(BOX.replace("TURBO", str(turbo)).replace("ALL", str(all_core)), encoding="utf-8")
-    return perfmodel.load_platform(path)
-
-
-def test_the_catalog_takes_an_all_core_clock_between_base_and_turbo(tmp_path):
-    p = _box(tmp_path, 3.5, 3.0)
-    assert (p.base_hz, p.all_core_hz, p.turbo_hz) == (2.5e9, 3.0e9, 3.5e9)
-
-
-@pytest.mark.parametrize(
-    ("turbo", "all_core", "field"),
-    [(3.5, 3.6, "all_core_ghz"), (3.5, 2.4, "all_core_ghz"), (2.0, 2.5, "turbo_ghz")],
-)
-def test_the_catalog_refuses_clocks_out_of_order(tmp_path, turbo, all_core, field):
-    with pytest.raises(CatalogError, match=f"field '{field}'"):
-        _box(tmp_path, turbo, all_core)
 
 
 @pytest.mark.parametrize(("clients", "ratio"), [(1, 3.1 / 2.2), (640, 1.0)])
