@@ -281,6 +281,17 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # the configurations not yet within ``tol`` (the same fixed point as the classic
     # substitution, which converges slowly near saturation with many clients).
     sigma = scale
+    # the customer in service when a request arrives has a mean residual (1 + c^2) / 2 of its
+    # service (c^2 the station's SCV), not a whole one: with y = X a sigma the arrival-instant
+    # busy share and kappa = (1 - c^2) / 2, the wait is D / c (A - kappa y), A = y / (1 - y) the
+    # customers found: the mean-value argument for the M/G/1 wait (those waiting need a whole
+    # service, the one in service its residual E[S^2] / (2 E[S]); Adan & van der Wal, 'Mean
+    # values techniques', in Queueing Networks, Springer 2011) applied at the AMVA's arrival
+    # instant, an approximation checked against the simulator. A is kept at the exponential
+    # network's: at saturation a closed loop's arrival finds N - 1 ahead whatever the service
+    # law (a fixed service then still waits (N - 1) D, less at most D / 2 here), while the
+    # light-load wait takes Pollaczek-Khinchine's (1 + c^2) / 2. Still increasing in X.
+    kappa = 0.5 * (1.0 - net.scv[:, qc])
     w_k = fr[:, None] * a_r + gw[:, None] * a_w  # wait weight in the mean cycle
     base = z + fr * service_r + fw * service_w
     with np.errstate(divide="ignore"):
@@ -300,10 +311,10 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     rounds = 0
     for rounds in range(1, max_iter + 1):  # noqa: B007 -- reported as Solution.iterations
         sub = (live,)
-        xl, al, sl, wl = x[sub], a_req[sub], sigma[sub], w_k[sub]
+        xl, al, sl, wl, kl = x[sub], a_req[sub], sigma[sub], w_k[sub], kappa[sub]
         denom = 1.0 - xl[:, None] * al * sl
-        arr = np.where(denom > 0, xl[:, None] * al * sl / denom, np.inf)
-        d_arr = np.where(denom > 0, al * sl / denom**2, np.inf)
+        arr = np.where(denom > 0, xl[:, None] * al * sl * (1.0 / denom - kl), np.inf)
+        d_arr = np.where(denom > 0, al * sl * (1.0 / denom**2 - kl), np.inf)
         extra, d_extra = 0.0, 0.0
         if bursts:
             extra, d_extra = burst_wait(xl, sub)
@@ -321,13 +332,15 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         live = live[~done]
         if live.size == 0:
             break
-    arrive = x[:, None] * a_req * sigma / (1.0 - x[:, None] * a_req * sigma)
-    rr_q = dr + a_r * arrive
-    rw_q = dw + a_w * arrive  # one replica's residence
+    busy = x[:, None] * a_req * sigma  # arrival-instant busy share per instance
+    arrive = busy / (1.0 - busy)  # customers an arrival finds per instance
+    ahead = arrive - kappa * busy  # its wait in service times D / c
+    rr_q = dr + a_r * ahead
+    rw_q = dw + a_w * ahead  # one replica's residence
     # Where the capacity bound binds before the population does, the clients' cycle is
     # shorter than N / X: the difference is the writes' stall behind background work,
     # charged to the bottleneck station as waiting (Little's law holds again).
-    cycle_x = base + (burst_wait(x, slice(None))[0] if bursts else 0.0) + (w_k * arrive).sum(1)
+    cycle_x = base + (burst_wait(x, slice(None))[0] if bursts else 0.0) + (w_k * ahead).sum(1)
     short = x * cycle_x < n * (1 - 1e-9)
     # bound by burst starvation: the clients' missing time is the queue the bottleneck
     # builds while they are released from a burst; reads and writes both wait in it
@@ -365,7 +378,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     vr_k, vw_k = net.v_read[:, qc], net.v_write[:, qc]
     vis = f[:, None] * vr_k + (1 - f)[:, None] * copies * vw_k
     rho = np.clip(util_q, 0.0, 1.0 - 1e-12)
-    p_visit = np.maximum(erlang_c_unchecked(c, c * rho), arrive * (1.0 - rho))  # A (1 - rho): the AMVA wait's
+    p_visit = np.maximum(erlang_c_unchecked(c, c * rho), ahead * (1.0 - rho))  # A (1 - rho): the AMVA wait's
     p_visit = np.where(vis > 0, np.clip(np.nan_to_num(p_visit), 0.0, 1.0), 0.0)
     pr_q = np.minimum(vr_k, 1.0) * p_visit
     pw_wq = np.minimum(vw_k, 1.0) * p_visit
@@ -381,8 +394,9 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
 
     # a finite population caps how much the wait can vary (saturated: close to N service times)
     found_var = finite_population_found_var(arrive, m, n[:, None] - 1.0)
-    cap_r = finite_population_wait_var(a_r, arrive, found_var, vr_k)
-    cap_w = finite_population_wait_var(a_w, arrive, found_var, vw_k)
+    scv_q = net.scv[:, qc]
+    cap_r = finite_population_wait_var(a_r, arrive, found_var, vr_k, scv_q, ahead)
+    cap_w = finite_population_wait_var(a_w, arrive, found_var, vw_k, scv_q, ahead)
     for cap, col, rows in ((cap_r, surge_col, surged), (cap_w, surge_col, surged)):
         cap[rows, col] = np.inf  # a burst's surge is long and rare: it keeps the exponential spread
     # a write stalled behind background work at a saturated station (destage, flushes) waits for
@@ -443,21 +457,25 @@ def finite_population_found_var(found, instances, others):
     return found * (found + 1.0) * (m - 1.0) / (m + 1.0) + np.maximum(others - total, 0.0) / m**2
 
 
-def finite_population_wait_var(per_server, found, found_var, visits):
+def finite_population_wait_var(per_server, found, found_var, visits, scv=1.0, ahead=None):
     """The wait's variance [s^2] when an arrival waits for the ``J`` customers it finds.
 
     ``per_server`` [s]: the class's demand at the station over its servers, ``D / c``, the
     mean time of one departure ahead (Seidmann); ``found``: mean of ``J``; ``found_var``:
     its variance (:func:`finite_population_found_var`); ``visits``: the class's visits per
-    request. A request visiting ``v <= 1`` times waits ``J`` exponential departures of
-    ``D / (v c)`` with probability ``v``: variance ``(D / c)^2 / v (E J + Var J) + w^2 (1 / v
-    - 1)`` with ``w = D / c E J`` (a random sum; Ross, *Introduction to Probability Models*,
-    sec. 3.6.2); ``v > 1`` visits are taken as one wait (the same as the open-arrival form).
-    With the open M/M/c's ``Var J`` this is exactly that form's ``w^2 (2 / P - 1)``.
+    request; ``scv``: the SCV of one departure's service (1: exponential); ``ahead``: the mean
+    wait in departures, ``J`` less the residual correction of :func:`solve_closed` (default
+    ``found``). A request visiting ``v <= 1`` times waits ``J`` departures of ``D / (v c)``
+    with probability ``v``: variance ``(D / c)^2 / v (c^2 E J + Var J) + w^2 (1 / v - 1)``
+    with ``w = D / c x ahead`` (a random sum of ``J`` services of SCV ``c^2``: Ross,
+    *Introduction to Probability Models*, sec. 3.6.2); ``v > 1`` visits are taken as one wait
+    (the same as the open-arrival form). With exponential service and the open M/M/c's
+    ``Var J`` this is exactly that form's ``w^2 (2 / P - 1)``; with fixed service a saturated
+    queue's wait varies only as the count ahead does.
     """
     v = np.clip(np.asarray(visits, dtype=float), 1e-12, 1.0)
-    w = per_server * found
-    return per_server**2 / v * (found + found_var) + w * w * (1.0 / v - 1.0)
+    w = per_server * (found if ahead is None else ahead)
+    return per_server**2 / v * (scv * found + found_var) + w * w * (1.0 / v - 1.0)
 
 
 def solve_open(net: Network, arrival_rate) -> Solution:
@@ -468,9 +486,10 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     utilisations are those of the offered load (above 1 where saturated).
 
     Per visit an FCFS c-server station makes a request wait ``W = C(c, c rho)
-    s / (c (1 - rho))`` with ``s`` the mean service per visit (all classes and
-    background work); a class waits ``v W`` per request for its ``v`` visits
-    (Kleinrock 1975, eq. 3.43).
+    s / (c (1 - rho)) (1 + c_s^2) / 2`` with ``s`` the mean service per visit (all classes and
+    background work) and ``c_s^2`` the station's service SCV (Kleinrock 1975, eq. 3.43, the
+    M/M/c wait; the Allen-Cunneen factor for general service, exact at c = 1 by
+    Pollaczek-Khinchine); a class waits ``v W`` per request for its ``v`` visits.
     """
     x = np.asarray(arrival_rate, dtype=float)
     f = net.read_fraction[:, None]
@@ -490,7 +509,11 @@ def solve_open(net: Network, arrival_rate) -> Solution:
         s_visit = np.where(visits > rare, work / np.maximum(visits, rare), 0.0)
         rho = np.clip(util, 0.0, 1.0 - 1e-12)
         p_visit = np.where(delay, 0.0, erlang_c_unchecked(c, c * rho))
-        w_visit = np.where(delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)))
+        # Poisson arrivals, service SCV c^2: the M/M/c wait times (1 + c^2) / 2 (Allen-Cunneen;
+        # exact for M/G/1, Pollaczek-Khinchine; docs/queueing.md)
+        w_visit = np.where(
+            delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)) * 0.5 * (1.0 + net.scv)
+        )
     w_visit = np.where(saturated_k, np.inf, w_visit)
     with np.errstate(invalid="ignore"):
         wr = np.where(dr > 0, net.v_read * w_visit, 0.0)

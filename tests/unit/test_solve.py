@@ -300,3 +300,60 @@ def test_a_stalled_write_waits_for_the_customers_ahead_even_without_io_there():
     assert sol.w_write[0, DEVICE] > 0.01  # the stall
     _, _, mean_w, var_w = class_moments(net, sol)
     assert np.sqrt(var_w[0]) / mean_w[0] < 0.2
+
+
+def _with_cpu_scv(net, scv):
+    net.scv[:, CPU] = scv
+    return net
+
+
+@pytest.mark.parametrize("scv", [0.0, 0.25, 1.0, 2.0])
+@pytest.mark.parametrize("rho", [0.3, 0.8, 0.95])
+def test_open_mg1_wait_is_pollaczek_khinchine(scv, rho):
+    """M/G/1: W = rho s (1 + c^2) / (2 (1 - rho)) exactly (Pollaczek-Khinchine); c^2 = 1 is M/M/1."""
+    s = 1e-3
+    sol = solve_open(_with_cpu_scv(network(s), scv), np.array([rho / s]))
+    assert sol.w_read[0, CPU] == pytest.approx(rho * s * (1 + scv) / (2 * (1 - rho)), rel=1e-12)
+
+
+@pytest.mark.parametrize("c", [4, 16])
+def test_open_mgc_wait_is_allen_cunneen(c):
+    """M/G/c: the M/M/c (Erlang C) wait times (1 + c^2) / 2 (Allen-Cunneen with Poisson arrivals)."""
+    s, lam = 1e-3, 0.8 * c / 1e-3
+    mm = solve_open(network(s, c_cpu=c), np.array([lam])).w_read[0, CPU]
+    md = solve_open(_with_cpu_scv(network(s, c_cpu=c), 0.0), np.array([lam])).w_read[0, CPU]
+    assert md == pytest.approx(mm / 2, rel=1e-12)
+    assert mm == pytest.approx(mmc_response_time(lam, 1 / s, c) - s, rel=1e-10)
+
+
+def test_closed_fixed_service_waits_the_residual_of_the_one_in_service():
+    """The residual correction: an arrival waits D (A - (1 - c^2) / 2 y) with A the exponential
+    network's customers found and y its busy share. A light load (2 customers, long think time)
+    waits about half the exponential wait at c^2 = 0; a saturated one waits about N - 1 services
+    whatever the law (within half a service), and each meets Little's law, N = X (Z + R)."""
+    d, z = 1e-3, 0.05
+    for n, ratio in ((2.0, 0.5), (500.0, 1.0)):
+        exp_ = solve_closed(network(d), np.array([n]), np.array([z]))
+        det = solve_closed(_with_cpu_scv(network(d), 0.0), np.array([n]), np.array([z]))
+        w_exp, w_det = exp_.w_read[0, CPU], det.w_read[0, CPU]
+        assert w_det == pytest.approx(ratio * w_exp, rel=0.05 if n == 2 else 0.002)
+        assert w_det < w_exp
+        for sol in (exp_, det):
+            assert sol.throughput[0] * (z + sol.r_read[0].sum()) == pytest.approx(n, rel=1e-6)
+    assert det.throughput[0] <= 1 / d * (1 + 1e-9)
+
+
+def test_closed_saturated_fixed_service_has_a_narrow_tail():
+    """A saturated single queue of fixed services: the wait is the N - 1 services ahead, its
+    variance only the count's (small), so the p99 is within a few percent of the mean; with
+    exponential services it is the gamma of N - 1 of them (sd sqrt(N - 1) D)."""
+    d, n = 1e-3, 256.0
+    det_net = _with_cpu_scv(network(d), 0.0)
+    det = solve_closed(det_net, np.array([n]), np.array([0.0]))
+    mean_d, var_d, _, _ = class_moments(det_net, det)
+    exp_net = network(d)
+    exp_ = solve_closed(exp_net, np.array([n]), np.array([0.0]))
+    mean_e, var_e, _, _ = class_moments(exp_net, exp_)
+    assert mean_d[0] == pytest.approx(n * d, rel=0.01) and mean_e[0] == pytest.approx(n * d, rel=0.01)
+    assert np.sqrt(var_d[0]) < 0.02 * mean_d[0]
+    assert np.sqrt(var_e[0]) == pytest.approx(np.sqrt(n - 1) * d, rel=0.1)

@@ -1,6 +1,7 @@
 """An operation's CPU time is the sum of its statements' bursts (gap transaction-spread): SCV
-``1 / k + c_K`` for ``k`` statements whose count has SCV ``c_K`` -- checked on the network the
-solver and the simulator share, on the TPC-C mix's arithmetic, and on the tail it gives."""
+``c_s / k + c_K`` for ``k`` statements of SCV ``c_s`` (``chain.STATEMENT_CPU_SCV``, 0: a
+statement's CPU time is fixed) whose count has SCV ``c_K`` -- checked on the network the solver and
+the simulator share, on the TPC-C mix's arithmetic, and on the tail it gives."""
 
 import numpy as np
 import pytest
@@ -21,15 +22,24 @@ def _model(clients=1, **knobs):
 
 
 CASES = [
-    ({}, 1.0),
-    ({"statements_per_op": 14}, 1 / 14),
-    ({"statements_per_op": 27, "statements_scv": 0.69}, 1 / 27 + 0.69),
+    ({}, 0.0),
+    ({"statements_per_op": 14}, 0.0),
+    ({"statements_per_op": 27, "statements_scv": 0.69}, 0.69),
 ]
 
 
 @pytest.mark.parametrize(("knobs", "scv"), CASES)
-def test_cpu_service_scv_is_one_over_statements_plus_the_mix(knobs, scv):
-    assert _model(**knobs).net.scv[0, IX["cpu"]] == pytest.approx(scv, rel=1e-12)
+def test_cpu_service_scv_is_the_statement_mix(knobs, scv):
+    assert chain.STATEMENT_CPU_SCV == 0.0
+    assert _model(**knobs).net.scv[0, IX["cpu"]] == pytest.approx(scv, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("c_s", [1.0, 0.3])
+def test_the_random_sum_of_statement_bursts(monkeypatch, c_s):
+    """Were a statement's CPU time spread (SCV c_s), k of them sum to c_s / k + c_K."""
+    monkeypatch.setattr(chain, "STATEMENT_CPU_SCV", c_s)
+    m = _model(statements_per_op=[1, 14, 27], statements_scv=[0.0, 0.0, 0.69])
+    np.testing.assert_allclose(m.net.scv[:, IX["cpu"]], [c_s, c_s / 14, c_s / 27 + 0.69], rtol=1e-12)
 
 
 def test_tpcc_mix_scv_follows_from_its_profiles():
@@ -49,19 +59,24 @@ def test_tpcc_mix_scv_follows_from_its_profiles():
     assert figure_config(row)["statements_scv"] == pytest.approx(scv, abs=0.005)
 
 
-def test_a_lone_fourteen_statement_transaction_has_an_erlang_tail():
-    """One client, CPU the only spread: the p99 above the fixed part is the Erlang-14 quantile of the
-    CPU time, and a one-statement operation of the same mean has the exponential one."""
-    one, many = _model(), _model(statements_per_op=14)
-    for m, k in ((one, 1), (many, 14)):
+def test_a_lone_transaction_has_its_mixes_gamma_tail_and_a_fixed_one_none():
+    """One client, CPU the only spread: a fixed 14-statement transaction's p99 is its mean (no
+    queue, no spread), and one whose statement count has SCV 0.5 has the p99 of a gamma of that
+    SCV (shape 2) above the fixed part."""
+    for knobs, shape in (
+        ({"statements_per_op": 14}, None),
+        ({"statements_per_op": 14, "statements_scv": 0.5}, 2),
+    ):
+        m = _model(**knobs)
         out = chain.report(m, chain.solve(m)).iloc[0]
         cpu = m.net.d_read[0, IX["cpu"]]
         shift = out["latency_mean_ms"] / 1e3 - cpu  # no queue at one client: the rest is fixed
         p99 = out["latency_p99_ms"] / 1e3 - shift
-        assert p99 == pytest.approx(cpu * special.gammaincinv(k, 0.99) / k, rel=0.02)
+        expected = cpu if shape is None else cpu * special.gammaincinv(shape, 0.99) / shape
+        assert p99 == pytest.approx(expected, rel=0.02)
 
 
 def test_an_unset_entry_of_statements_scv_is_zero():
     """A grid with a NaN entry (unset) gets the default, not a NaN p99."""
     m = _model(statements_per_op=[14, 14], statements_scv=[0.5, np.nan])
-    np.testing.assert_allclose(m.net.scv[:, IX["cpu"]], [1 / 14 + 0.5, 1 / 14])
+    np.testing.assert_allclose(m.net.scv[:, IX["cpu"]], [0.5, 0.0], atol=1e-15)
