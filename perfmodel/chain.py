@@ -530,18 +530,20 @@ def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray) -> np.ndar
 
 
 def llc_miss_share(inp: Inputs) -> np.ndarray:
-    """Share of a node's data accesses that miss one socket's last-level cache [-].
+    """Share of a node's data accesses that miss the last-level cache a thread shares [-].
 
     The working set is the node's data (``dataset_bytes x data_copies / nodes``), the cache one
-    socket's L3 (``l3_mib / sockets``: a thread sees its own socket's cache; read-shared lines are
-    held in each), and the hit ratio the system cache's own (:func:`perfmodel.cache.hit_ratio`,
+    NUMA node's share of the L3 (``l3_mib / max(sockets, numa_nodes)``: a thread sees its own
+    socket's cache, or its own die's where a socket has several -- Kunpeng 920, EPYC; read-shared
+    lines are held in each; an EPYC core complex's L3 is smaller still, not modelled), and the
+    hit ratio the system cache's own (:func:`perfmodel.cache.hit_ratio`,
     uniform or Zipf keys): ``1 - hit``. Where the catalog has no L3 size or the figure no data
     set size, every access is taken to miss (1, the NUMA penalty in full: no relief without
     both sizes). An assumption: code, metadata and a writer's lines moving between sockets
     (coherence misses) are not counted, so a write-heavy load in cache is understated.
     """
     cfg, plat = inp.cfg, inp.plat
-    l3 = plat.l3_bytes / np.maximum(plat.sockets, 1.0)
+    l3 = plat.l3_bytes / np.maximum(np.maximum(plat.sockets, plat.numa_nodes), 1.0)
     data = cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
     known = np.isfinite(l3) & (data > 0)
     if not known.any():
@@ -1048,7 +1050,7 @@ def _cpu_scv(knobs: dict) -> np.ndarray:
     (m6g.16xlarge, 1.42-1.50 ms against 1 / 689-736 tps), where exponential statements give
     1.44 (Erlang-14). The solver uses the SCV in the waits too (:mod:`perfmodel.solve`); with
     both, the seeds' fit, which never sees that source, moves little (leave-one-group-out median
-    |rel| 18.6% -> 17.6%, median factor 1.2037x -> 1.2132x). Not modelled: the OS's own noise
+    factor 1.2037x -> 1.2046x, leave-one-out median |rel| 18.6% -> 18.4%). Not modelled: the OS's own noise
     (interrupts, preemption), which a one-thread run shows as p95 / mean just above 1.
     """
     k = knobs["statements_per_op"].astype(float)

@@ -137,7 +137,7 @@ KNOBS: dict[str, Knob] = {
             0.0,
             "squared coefficient of variation of the statements per operation, >= 0 (0: every operation "
             "runs statements_per_op; a TPC-C mix of 2 to 70 statements: 0.69): an operation's CPU time "
-            "has SCV 1 / statements + this",
+            "has this SCV (a statement's own CPU time is fixed, chain.STATEMENT_CPU_SCV)",
             zero=True,
             maximum=100.0,
         ),

@@ -100,6 +100,39 @@ class Network:
             self.v_read = (self.d_read > 0).astype(float)
         if self.v_write is None:
             self.v_write = (self.d_write > 0).astype(float)
+        scv = np.asarray(self.scv, dtype=float)
+        if not (np.isfinite(scv) & (scv >= 0)).all():
+            raise ValueError("scv: every station's service SCV must be finite and >= 0")
+
+
+def service_scv(net: Network) -> np.ndarray:
+    """SCV of one visit's service at each station over the visit mix [-] (M, K).
+
+    A station's visits are reads (``f v_read``, ``d_read / v_read`` each) and write replicas'
+    (``(1 - f) copies v_write``, ``(d_write + load_write) / v_write`` each), each class of SCV
+    ``scv``; the mix has ``E[S^2] = sum_i p_i s_i^2 (1 + c^2)`` and SCV ``E[S^2] / E[S]^2 - 1``
+    -- what a waiting request's residual sees (a 10 us read and a 90 us write of fixed times,
+    half and half: 0.64, not 0). Stations with no visits: their own SCV.
+    """
+    f, copies = net.read_fraction[:, None], net.copies[:, None]
+    n_r, n_w = f * net.v_read, (1 - f) * copies * net.v_write
+    visits = n_r + n_w
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_r = np.where(net.v_read > 0, net.d_read / net.v_read, 0.0)
+        s_w = np.where(net.v_write > 0, (net.d_write + net.load_write) / net.v_write, 0.0)
+        mean = (n_r * s_r + n_w * s_w) / visits
+        second = (n_r * s_r**2 + n_w * s_w**2) * (1.0 + net.scv) / visits
+        mix = second / mean**2 - 1.0
+    return np.where((visits > 0) & (mean > 0) & np.isfinite(mix), np.maximum(mix, 0.0), net.scv)
+
+
+def waiting_scv(net: Network) -> np.ndarray:
+    """The service SCV the solvers' waits use [-] (M, K): the visit mix's (:func:`service_scv`)
+    up to 1. Below 1 a waiting request meets a shorter residual than an exponential's (fixed
+    statement times: Pollaczek-Khinchine's (1 + c^2) / 2); above it -- reads and writes of very
+    different times at one station -- the waits stay the exponential network's, on which the
+    AMVA and the calibrated fits rest (a known limit: such a mix waits longer)."""
+    return np.minimum(service_scv(net), 1.0)
 
 
 @dataclass
@@ -282,16 +315,20 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # substitution, which converges slowly near saturation with many clients).
     sigma = scale
     # the customer in service when a request arrives has a mean residual (1 + c^2) / 2 of its
-    # service (c^2 the station's SCV), not a whole one: with y = X a sigma the arrival-instant
-    # busy share and kappa = (1 - c^2) / 2, the wait is D / c (A - kappa y), A = y / (1 - y) the
-    # customers found: the mean-value argument for the M/G/1 wait (those waiting need a whole
-    # service, the one in service its residual E[S^2] / (2 E[S]); Adan & van der Wal, 'Mean
-    # values techniques', in Queueing Networks, Springer 2011) applied at the AMVA's arrival
-    # instant, an approximation checked against the simulator. A is kept at the exponential
-    # network's: at saturation a closed loop's arrival finds N - 1 ahead whatever the service
-    # law (a fixed service then still waits (N - 1) D, less at most D / 2 here), while the
-    # light-load wait takes Pollaczek-Khinchine's (1 + c^2) / 2. Still increasing in X.
-    kappa = 0.5 * (1.0 - net.scv[:, qc])
+    # service (c^2 the SCV of the station's visit mix, service_scv), not a whole one: with
+    # y = X a sigma the arrival-instant busy share and kappa = (1 - c^2) / 2, the wait is
+    # D / c (A - kappa y (1 - y)), A = y / (1 - y) the customers found. At light load this is
+    # the mean-value argument for the M/G/1 wait (those waiting need a whole service, the one in
+    # service its residual E[S^2] / (2 E[S]); Adan & van der Wal, 'Mean values techniques', in
+    # Queueing Networks, Springer 2011) at the AMVA's arrival instant: Pollaczek-Khinchine's
+    # (1 + c^2) / 2. The factor (1 - y) (an assumption) lets it vanish as the station
+    # saturates, where a closed loop's arrival finds N - 1 ahead and waits for them whatever
+    # the service law (a fixed service time starts as the arrival joins). A mix more variable
+    # than exponential (c^2 > 1: reads and writes of very different times) keeps the
+    # exponential network's wait, c^2 taken as 1 (:func:`waiting_scv`): the AMVA is a
+    # product-form method, and that spread is a known limit. An approximation checked
+    # against the simulator.
+    kappa = 0.5 * (1.0 - waiting_scv(net)[:, qc])
     w_k = fr[:, None] * a_r + gw[:, None] * a_w  # wait weight in the mean cycle
     base = z + fr * service_r + fw * service_w
     with np.errstate(divide="ignore"):
@@ -313,8 +350,9 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         sub = (live,)
         xl, al, sl, wl, kl = x[sub], a_req[sub], sigma[sub], w_k[sub], kappa[sub]
         denom = 1.0 - xl[:, None] * al * sl
-        arr = np.where(denom > 0, xl[:, None] * al * sl * (1.0 / denom - kl), np.inf)
-        d_arr = np.where(denom > 0, al * sl * (1.0 / denom**2 - kl), np.inf)
+        yl = xl[:, None] * al * sl
+        arr = np.where(denom > 0, yl / denom - kl * yl * denom, np.inf)
+        d_arr = np.where(denom > 0, al * sl * (1.0 / denom**2 - kl * (1.0 - 2.0 * yl)), np.inf)
         extra, d_extra = 0.0, 0.0
         if bursts:
             extra, d_extra = burst_wait(xl, sub)
@@ -334,13 +372,24 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
             break
     busy = x[:, None] * a_req * sigma  # arrival-instant busy share per instance
     arrive = busy / (1.0 - busy)  # customers an arrival finds per instance
-    ahead = arrive - kappa * busy  # its wait in service times D / c
+    residual = kappa * busy * (1.0 - busy)  # the residual correction [service times]
+    extra_x = burst_wait(x, slice(None))[0] if bursts else 0.0
+    cycle_x = base + extra_x + (w_k * (arrive - residual)).sum(1)
+    # The correction never makes the loop outrun its bottleneck: where X sits at the capacity
+    # bound and the cycle falls short of N / X by less than the correction's time, the
+    # correction is cut by that much (Little's law holds; a station saturates as it would
+    # with any service law)
+    corr_time = (w_k * residual).sum(1)
+    gap = np.where(x * cycle_x < n * (1 - 1e-9), n / x - cycle_x, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keep = np.where(corr_time > 0, 1.0 - np.clip(gap / corr_time, 0.0, 1.0), 1.0)
+    ahead = arrive - residual * keep[:, None]  # the wait in service times D / c
     rr_q = dr + a_r * ahead
     rw_q = dw + a_w * ahead  # one replica's residence
     # Where the capacity bound binds before the population does, the clients' cycle is
     # shorter than N / X: the difference is the writes' stall behind background work,
     # charged to the bottleneck station as waiting (Little's law holds again).
-    cycle_x = base + (burst_wait(x, slice(None))[0] if bursts else 0.0) + (w_k * ahead).sum(1)
+    cycle_x = base + extra_x + (w_k * ahead).sum(1)
     short = x * cycle_x < n * (1 - 1e-9)
     # bound by burst starvation: the clients' missing time is the queue the bottleneck
     # builds while they are released from a burst; reads and writes both wait in it
@@ -394,7 +443,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
 
     # a finite population caps how much the wait can vary (saturated: close to N service times)
     found_var = finite_population_found_var(arrive, m, n[:, None] - 1.0)
-    scv_q = net.scv[:, qc]
+    scv_q = waiting_scv(net)[:, qc]
     cap_r = finite_population_wait_var(a_r, arrive, found_var, vr_k, scv_q, ahead)
     cap_w = finite_population_wait_var(a_w, arrive, found_var, vw_k, scv_q, ahead)
     for cap, col, rows in ((cap_r, surge_col, surged), (cap_w, surge_col, surged)):
@@ -404,10 +453,10 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # work, so ww / that departures are ahead, from the same finite population
     if stalled.size:
         per_server = (dw + load)[stalled, stall_col] / c[stalled, stall_col]
-        ahead = ww_q[stalled, stall_col] / np.maximum(per_server, 1e-300)
-        spread = finite_population_found_var(ahead, m[stalled, stall_col], n[stalled] - 1.0)
+        behind = ww_q[stalled, stall_col] / np.maximum(per_server, 1e-300)
+        spread = finite_population_found_var(behind, m[stalled, stall_col], n[stalled] - 1.0)
         # every stalled write waits there, whether or not it has I/O there (one visit)
-        cap_w[stalled, stall_col] = finite_population_wait_var(per_server, ahead, spread, 1.0)
+        cap_w[stalled, stall_col] = finite_population_wait_var(per_server, behind, spread, 1.0)
 
     def wide(values, base=None, fill=0.0):
         out = np.full((size, width), fill) if base is None else base
@@ -487,7 +536,8 @@ def solve_open(net: Network, arrival_rate) -> Solution:
 
     Per visit an FCFS c-server station makes a request wait ``W = C(c, c rho)
     s / (c (1 - rho)) (1 + c_s^2) / 2`` with ``s`` the mean service per visit (all classes and
-    background work) and ``c_s^2`` the station's service SCV (Kleinrock 1975, eq. 3.43, the
+    background work) and ``c_s^2`` the SCV of the station's visit mix, at most 1
+    (:func:`waiting_scv`; Kleinrock 1975, eq. 3.43, the
     M/M/c wait; the Allen-Cunneen factor for general service, exact at c = 1 by
     Pollaczek-Khinchine); a class waits ``v W`` per request for its ``v`` visits.
     """
@@ -512,7 +562,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
         # Poisson arrivals, service SCV c^2: the M/M/c wait times (1 + c^2) / 2 (Allen-Cunneen;
         # exact for M/G/1, Pollaczek-Khinchine; docs/queueing.md)
         w_visit = np.where(
-            delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)) * 0.5 * (1.0 + net.scv)
+            delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)) * 0.5 * (1.0 + waiting_scv(net))
         )
     w_visit = np.where(saturated_k, np.inf, w_visit)
     with np.errstate(invalid="ignore"):

@@ -69,13 +69,36 @@ def test_without_a_data_set_size_or_an_l3_size_the_penalty_is_charged_in_full():
     assert _thread_hz(_single_node(no_l3), 1e6) / _thread_hz(no_l3, 1e6) == pytest.approx(spread, rel=1e-9)
 
 
-def test_a_bound_server_on_one_node_pays_nothing_whatever_its_working_set():
+def test_a_server_bound_to_both_nodes_pays_the_spread_only_beyond_l3():
+    """Bound to 32 cores (both nodes of the m5.16xlarge), the spread applies as unbound -- and only
+    to what misses L3: nothing for 1 MB, (1 - L3 / data) of it for 1e11 B."""
     plat = default_catalog().platform(M5)
-    for data in (1e6, 1e11):
-        knobs = {"numa_binding": True, "cores": 16}
-        assert _thread_hz(plat, data, knobs=knobs) == pytest.approx(
-            _thread_hz(_single_node(plat), data, knobs=knobs)
-        )
+    knobs = {"numa_binding": True, "cores": 32}
+    spread = _spread_penalty(plat)
+    one = _single_node(plat)
+    assert _thread_hz(plat, 1e6, knobs=knobs) == pytest.approx(_thread_hz(one, 1e6, knobs=knobs), rel=1e-12)
+    miss = 1.0 - 35.75 * MIB / 1e11
+    ratio = _thread_hz(one, 1e11, knobs=knobs) / _thread_hz(plat, 1e11, knobs=knobs)
+    assert ratio == pytest.approx(1.0 + miss * (spread - 1.0), rel=1e-9)
+
+
+def test_zipf_keys_hit_l3_more_than_uniform_ones():
+    """Skewed keys keep their hot share in L3: at 10x the L3, Zipf 0.99 pays less NUMA penalty than
+    uniform keys (the Zipf exponent reaches the hit ratio), and a flatter Zipf more than a steeper."""
+    plat = default_catalog().platform(M5)
+    data = 10 * 35.75 * MIB
+    uniform = _thread_hz(plat, data)
+    steep = _thread_hz(plat, data, key_distribution="zipf", zipf_s=0.99)
+    flat = _thread_hz(plat, data, key_distribution="zipf", zipf_s=0.5)
+    assert steep > flat > uniform
+
+
+def test_a_numa_node_sees_its_own_share_of_the_l3():
+    """A socket of two dies (two NUMA nodes): each node's threads see half its L3, so a working set
+    between the node's share and the socket's pays part of the penalty."""
+    plat = dataclasses.replace(default_catalog().platform(M5), sockets=1, numa_nodes=2)
+    data = 50 * MIB  # above one node's 35.75 MiB, below the 71.5 MiB of the whole L3
+    assert _thread_hz(plat, data) < _thread_hz(_single_node(plat), data) * (1 - 1e-6)
 
 
 @settings(max_examples=60, deadline=None)

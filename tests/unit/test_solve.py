@@ -13,8 +13,10 @@ from perfmodel.solve import (
     class_moments,
     gamma_ppf,
     mixture_quantile,
+    service_scv,
     solve_closed,
     solve_open,
+    waiting_scv,
 )
 
 K = len(STATIONS)
@@ -310,10 +312,12 @@ def _with_cpu_scv(net, scv):
 @pytest.mark.parametrize("scv", [0.0, 0.25, 1.0, 2.0])
 @pytest.mark.parametrize("rho", [0.3, 0.8, 0.95])
 def test_open_mg1_wait_is_pollaczek_khinchine(scv, rho):
-    """M/G/1: W = rho s (1 + c^2) / (2 (1 - rho)) exactly (Pollaczek-Khinchine); c^2 = 1 is M/M/1."""
+    """M/G/1: W = rho s (1 + c^2) / (2 (1 - rho)) exactly (Pollaczek-Khinchine) for c^2 <= 1;
+    c^2 = 1 is M/M/1, and above 1 the exponential wait is kept (waiting_scv)."""
     s = 1e-3
     sol = solve_open(_with_cpu_scv(network(s), scv), np.array([rho / s]))
-    assert sol.w_read[0, CPU] == pytest.approx(rho * s * (1 + scv) / (2 * (1 - rho)), rel=1e-12)
+    c2 = min(scv, 1.0)
+    assert sol.w_read[0, CPU] == pytest.approx(rho * s * (1 + c2) / (2 * (1 - rho)), rel=1e-12)
 
 
 @pytest.mark.parametrize("c", [4, 16])
@@ -327,10 +331,10 @@ def test_open_mgc_wait_is_allen_cunneen(c):
 
 
 def test_closed_fixed_service_waits_the_residual_of_the_one_in_service():
-    """The residual correction: an arrival waits D (A - (1 - c^2) / 2 y) with A the exponential
-    network's customers found and y its busy share. A light load (2 customers, long think time)
-    waits about half the exponential wait at c^2 = 0; a saturated one waits about N - 1 services
-    whatever the law (within half a service), and each meets Little's law, N = X (Z + R)."""
+    """The residual correction: an arrival waits D (A - (1 - c^2) / 2 y (1 - y)) with A the
+    exponential network's customers found and y its busy share. A light load (2 customers, long
+    think time) waits about half the exponential wait at c^2 = 0; a saturated one waits N - 1
+    services whatever the law, and each meets Little's law, N = X (Z + R)."""
     d, z = 1e-3, 0.05
     for n, ratio in ((2.0, 0.5), (500.0, 1.0)):
         exp_ = solve_closed(network(d), np.array([n]), np.array([z]))
@@ -341,6 +345,66 @@ def test_closed_fixed_service_waits_the_residual_of_the_one_in_service():
         for sol in (exp_, det):
             assert sol.throughput[0] * (z + sol.r_read[0].sum()) == pytest.approx(n, rel=1e-6)
     assert det.throughput[0] <= 1 / d * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("f", [1.0, 0.7])
+@pytest.mark.parametrize("scv", [0.0, 0.5, 1.0])
+def test_a_saturated_loop_without_think_time_waits_for_everyone_whatever_the_service_law(f, scv):
+    """One station, no think time, N = 4: it is never idle, X = 1 / D, and every request, read or
+    write, spends N D (Little's law) -- the residual correction may not outrun the bottleneck nor
+    leave its shortfall to the writes as a stall."""
+    d, n = 1e-3, 4.0
+    sol = solve_closed(_with_cpu_scv(network(d, f=f), scv), np.array([n]), np.array([0.0]))
+    assert sol.throughput[0] == pytest.approx(1 / d, rel=1e-6)
+    assert sol.r_read[0].sum() == pytest.approx(n * d, rel=1e-6)
+    assert sol.r_write[0].sum() == pytest.approx(n * d, rel=1e-6)
+
+
+def test_the_waits_see_the_visit_mix_not_each_class():
+    """Fixed 10 us reads and 90 us writes, half and half: the mix's SCV is E[S^2] / E[S]^2 - 1 =
+    (0.5 x 100 + 0.5 x 8100) / 50^2 - 1 = 0.64, and the M/G/1 wait is Pollaczek-Khinchine's with
+    it (lambda E[S^2] / (2 (1 - rho))), not the 0 of each class."""
+    dr, dw, lam = 10e-6, 90e-6, 10_000.0
+    d = np.zeros((1, K))
+    dwr = d.copy()
+    d[:, CPU], dwr[:, CPU] = dr, dw
+    servers = np.ones((1, K))
+    servers[:, FIXED] = np.inf
+    scv = np.zeros((1, K))
+    net = Network(d, dwr, servers, np.ones((1, K)), scv, np.array([0.5]), np.array([1.0]), np.array([1.0]))
+    assert service_scv(net)[0, CPU] == pytest.approx(0.64, rel=1e-12)
+    rho = lam * 0.5 * (dr + dw)
+    second = 0.5 * (dr**2 + dw**2)
+    assert solve_open(net, np.array([lam])).w_read[0, CPU] == pytest.approx(
+        lam * second / (2 * (1 - rho)), rel=1e-12
+    )
+
+
+def test_a_mix_more_variable_than_exponential_keeps_the_exponential_wait():
+    """Exponential 10 us reads and 1 ms writes, 90/10: the mix's SCV is far above 1; the waits
+    stay the exponential network's (waiting_scv caps it at 1), a documented limit."""
+    d = np.zeros((1, K))
+    dwr = d.copy()
+    d[:, CPU], dwr[:, CPU] = 10e-6, 1e-3
+    servers = np.ones((1, K))
+    servers[:, FIXED] = np.inf
+    net = Network(d, dwr, servers, np.ones((1, K)), np.ones((1, K)), np.array([0.9]), np.array([1.0]),
+                  np.array([1.0]))  # fmt: skip
+    assert service_scv(net)[0, CPU] > 5 and waiting_scv(net)[0, CPU] == 1.0
+    lam = 500.0
+    s = 0.9 * 10e-6 + 0.1 * 1e-3
+    assert solve_open(net, np.array([lam])).w_read[0, CPU] == pytest.approx(
+        lam * s * s / (1 - lam * s), rel=1e-9
+    )
+
+
+def test_a_nan_service_scv_is_refused():
+    net = network(1e-3)
+    net.scv[0, CPU] = np.nan
+    with pytest.raises(ValueError, match="scv"):
+        Network(
+            net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction, net.copies, net.acks
+        )
 
 
 def test_closed_saturated_fixed_service_has_a_narrow_tail():

@@ -51,12 +51,15 @@ def test_closed_loop_p99_agrees_with_the_simulator(workload, tolerance, statemen
     deterministic: the 8 requests settle into a periodic schedule and every one takes the same
     time (p99 = mean, 0.0393 ms), which the AMVA's arrivals (a queue found as in a product-form
     network, less the residual of the one in service) cannot see -- there it is an upper bound
-    (0.0456 ms mean, 0.077 ms p99), checked as such."""
+    (0.0462 ms mean, 0.082 ms p99), checked as such."""
     monkeypatch.setattr(chain, "STATEMENT_CPU_SCV", statement_scv)
     row, sim = _both(workload)
     if workload is KNEE and statement_scv == 0.0:
         assert sim.latency_p99_ms == pytest.approx(sim.latency_mean_ms, rel=1e-3)  # the periodic schedule
         assert row.latency_mean_ms >= sim.latency_mean_ms and row.latency_p99_ms >= sim.latency_p99_ms
+        # and the bound stays as close as the AMVA's own errors elsewhere at a knee (docs/simulator.md:
+        # the closed fio device, +12% on the mean, +21% on the p50)
+        assert row.latency_mean_ms <= 1.25 * sim.latency_mean_ms
         return
     # the mean: within the Schweitzer AMVA bound docs/queueing.md measures (6.6%)
     assert row.latency_mean_ms == pytest.approx(sim.latency_mean_ms, rel=0.066)
