@@ -112,7 +112,9 @@ def service_scv(net: Network) -> np.ndarray:
     (``(1 - f) copies v_write``, ``(d_write + load_write) / v_write`` each), each class of SCV
     ``scv``; the mix has ``E[S^2] = sum_i p_i s_i^2 (1 + c^2)`` and SCV ``E[S^2] / E[S]^2 - 1``
     -- what a waiting request's residual sees (a 10 us read and a 90 us write of fixed times,
-    half and half: 0.64, not 0). Stations with no visits: their own SCV.
+    half and half: 0.64, not 0). Stations with no visits: their own SCV. Background load of a
+    class that does not visit (``v_write`` 0) is left out of the mix (today only device and WAL
+    stations carry load, of SCV 1, which the waits cap at 1 anyway).
     """
     f, copies = net.read_fraction[:, None], net.copies[:, None]
     n_r, n_w = f * net.v_read, (1 - f) * copies * net.v_write
@@ -376,14 +378,20 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     extra_x = burst_wait(x, slice(None))[0] if bursts else 0.0
     cycle_x = base + extra_x + (w_k * (arrive - residual)).sum(1)
     # The correction never makes the loop outrun its bottleneck: where X sits at the capacity
-    # bound and the cycle falls short of N / X by less than the correction's time, the
-    # correction is cut by that much (Little's law holds; a station saturates as it would
-    # with any service law)
-    corr_time = (w_k * residual).sum(1)
-    gap = np.where(x * cycle_x < n * (1 - 1e-9), n / x - cycle_x, 0.0)
+    # bound (not the bursts') and the cycle falls short of N / X, the bottleneck station's own
+    # correction -- where requests wait there -- is cut by up to that much (Little's law holds;
+    # a saturated station waits as it would with any service law). Any rest is left to the
+    # stall and surge below; the other stations keep theirs.
+    rows = np.arange(size)
+    neck = np.argmax(a_req / m, axis=1)  # the station whose capacity binds
+    neck_corr = (w_k * residual)[rows, neck]
+    capacity_bound = x_burst >= x_cap
+    gap = np.where((x * cycle_x < n * (1 - 1e-9)) & capacity_bound, n / x - cycle_x, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        keep = np.where(corr_time > 0, 1.0 - np.clip(gap / corr_time, 0.0, 1.0), 1.0)
-    ahead = arrive - residual * keep[:, None]  # the wait in service times D / c
+        cut = np.where(neck_corr > 0, np.clip(gap / neck_corr, 0.0, 1.0), 0.0)
+    keep = np.ones_like(residual)
+    keep[rows, neck] = 1.0 - cut
+    ahead = arrive - residual * keep  # the wait in service times D / c
     rr_q = dr + a_r * ahead
     rw_q = dw + a_w * ahead  # one replica's residence
     # Where the capacity bound binds before the population does, the clients' cycle is
@@ -539,7 +547,8 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     background work) and ``c_s^2`` the SCV of the station's visit mix, at most 1
     (:func:`waiting_scv`; Kleinrock 1975, eq. 3.43, the
     M/M/c wait; the Allen-Cunneen factor for general service, exact at c = 1 by
-    Pollaczek-Khinchine); a class waits ``v W`` per request for its ``v`` visits.
+    Pollaczek-Khinchine where the mix's SCV is at most 1); a class waits ``v W`` per request for
+    its ``v`` visits.
     """
     x = np.asarray(arrival_rate, dtype=float)
     f = net.read_fraction[:, None]
@@ -560,7 +569,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
         rho = np.clip(util, 0.0, 1.0 - 1e-12)
         p_visit = np.where(delay, 0.0, erlang_c_unchecked(c, c * rho))
         # Poisson arrivals, service SCV c^2: the M/M/c wait times (1 + c^2) / 2 (Allen-Cunneen;
-        # exact for M/G/1, Pollaczek-Khinchine; docs/queueing.md)
+        # exact for M/G/1 with c^2 <= 1, Pollaczek-Khinchine; docs/queueing.md)
         w_visit = np.where(
             delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)) * 0.5 * (1.0 + waiting_scv(net))
         )

@@ -98,7 +98,18 @@ def test_a_numa_node_sees_its_own_share_of_the_l3():
     between the node's share and the socket's pays part of the penalty."""
     plat = dataclasses.replace(default_catalog().platform(M5), sockets=1, numa_nodes=2)
     data = 50 * MIB  # above one node's 35.75 MiB, below the 71.5 MiB of the whole L3
-    assert _thread_hz(plat, data) < _thread_hz(_single_node(plat), data) * (1 - 1e-6)
+    spread = _spread_penalty(plat)  # one socket of two nodes: the same-socket penalty
+    ratio = _thread_hz(_single_node(plat), data) / _thread_hz(plat, data)
+    assert ratio == pytest.approx(1.0 + (1.0 - 35.75 / 50) * (spread - 1.0), rel=1e-9)
+
+
+def test_a_bound_server_on_one_node_pays_nothing_whatever_its_working_set():
+    plat = default_catalog().platform(M5)
+    knobs = {"numa_binding": True, "cores": 16}
+    for data in (1e6, 1e11):
+        assert _thread_hz(plat, data, knobs=knobs) == pytest.approx(
+            _thread_hz(_single_node(plat), data, knobs=knobs)
+        )
 
 
 @settings(max_examples=60, deadline=None)

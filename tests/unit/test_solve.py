@@ -421,3 +421,49 @@ def test_closed_saturated_fixed_service_has_a_narrow_tail():
     assert mean_d[0] == pytest.approx(n * d, rel=0.01) and mean_e[0] == pytest.approx(n * d, rel=0.01)
     assert np.sqrt(var_d[0]) < 0.02 * mean_d[0]
     assert np.sqrt(var_e[0]) == pytest.approx(np.sqrt(n - 1) * d, rel=0.1)
+
+
+def test_the_cut_touches_only_a_saturated_bottleneck_where_requests_wait():
+    """A device saturated by background work alone (400 us per write, no request waits there) and
+    a CPU at 25% with fixed service: the CPU keeps its residual correction (its wait below the
+    exponential one), the shortfall is the writes' stall, and Little's law holds."""
+    d = np.zeros((1, K))
+    dwr = d.copy()
+    d[:, CPU], dwr[:, CPU] = 50e-6, 50e-6
+    servers = np.ones((1, K))
+    servers[:, FIXED] = np.inf
+    load = np.zeros((1, K))
+    load[:, DEVICE] = 400e-6
+    scv = np.zeros((1, K))
+    scv[:, DEVICE] = 1.0
+    args = (d, dwr, servers, np.ones((1, K)))
+    mk = lambda sc: Network(*args, sc, np.array([0.5]), np.array([1.0]), np.array([1.0]), load_write=load)  # noqa: E731
+    det = solve_closed(mk(scv), np.array([16.0]), np.array([0.0]))
+    exp_scv = scv.copy()
+    exp_scv[:, CPU] = 1.0
+    expo = solve_closed(mk(exp_scv), np.array([16.0]), np.array([0.0]))
+    assert det.throughput[0] == pytest.approx(1 / (0.5 * 400e-6), rel=1e-6)  # the device's bound
+    assert det.w_read[0, CPU] < 0.9 * expo.w_read[0, CPU]
+    x = det.throughput[0]
+    cycle = 0.5 * det.r_read[0].sum() + 0.5 * det.r_write[0].sum()
+    assert x * cycle == pytest.approx(16.0, rel=1e-6)
+
+
+def test_a_closed_loop_at_light_load_waits_the_visit_mixes_residual():
+    """Fixed 10 us reads and 90 us writes, half and half, 2 clients and a long think time: the
+    wait is the exponential network's times (1 + 0.64) / 2, as the mix's residual says."""
+    d = np.zeros((1, K))
+    dwr = d.copy()
+    d[:, CPU], dwr[:, CPU] = 10e-6, 90e-6
+    servers = np.ones((1, K))
+    servers[:, FIXED] = np.inf
+
+    def mk(sc):
+        return Network(
+            d, dwr, servers, np.ones((1, K)), sc, np.array([0.5]), np.array([1.0]), np.array([1.0])
+        )
+
+    z = np.array([5e-3])
+    det = solve_closed(mk(np.zeros((1, K))), np.array([2.0]), z)
+    expo = solve_closed(mk(np.ones((1, K))), np.array([2.0]), z)
+    assert det.w_read[0, CPU] / expo.w_read[0, CPU] == pytest.approx((1 + 0.64) / 2, rel=0.02)
