@@ -542,18 +542,32 @@ def llc_miss_share(inp: Inputs) -> np.ndarray:
     both sizes). An assumption: code, metadata and a writer's lines moving between sockets
     (coherence misses) are not counted, so a write-heavy load in cache is understated.
     """
-    cfg, plat = inp.cfg, inp.plat
+    plat = inp.plat
     l3 = plat.l3_bytes / np.maximum(np.maximum(plat.sockets, plat.numa_nodes), 1.0)
-    data = cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
+    data = _per_node_data(inp)
     known = np.isfinite(l3) & (data > 0)
     if not known.any():
         return np.ones(inp.size)
-    l3_, data_, item = np.where(known, l3, 0.0), np.where(known, data, 1.0), cfg["object_bytes"]
-    if inp.workload.key_distribution == "zipf":
-        hit = _cache.hit_ratio(l3_, data_, item, distribution="zipf", zipf_s=cfg["zipf_s"])
-    else:
-        hit = _cache.hit_ratio(l3_, data_, item)
+    all_rows = np.ones(inp.size, dtype=bool)
+    hit = _hit_ratio(
+        inp, np.where(known, l3, 0.0), np.where(known, data, 1.0), inp.cfg["object_bytes"], all_rows
+    )
     return np.where(known, 1.0 - hit, 1.0)
+
+
+def _per_node_data(inp: Inputs) -> np.ndarray:
+    """The data one node holds [B]: ``dataset_bytes x data_copies / nodes``."""
+    cfg = inp.cfg
+    return cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
+
+
+def _hit_ratio(inp: Inputs, cache_b, data_b, item_b, rows) -> np.ndarray:
+    """:func:`perfmodel.cache.hit_ratio` with the workload's key distribution (``rows``: the
+    configurations the arrays belong to, for their Zipf exponents)."""
+    if inp.workload.key_distribution == "zipf":
+        z = inp.cfg["zipf_s"][rows]
+        return _cache.hit_ratio(cache_b, data_b, item_b, distribution="zipf", zipf_s=z)
+    return _cache.hit_ratio(cache_b, data_b, item_b)
 
 
 # ---------------------------------------------------------------------------------------
@@ -580,13 +594,10 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     ram_share = share * inp.plat.ram_bytes / cpu_.daemons  # what the RAM holds of the data [B]
     cache_bytes = inp.knobs["cache_bytes"].astype(float)
     cache_bytes = np.where(np.isfinite(cache_bytes), cache_bytes, ram_share)
-    per_node_data = cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
+    per_node_data = _per_node_data(inp)
 
     def hit(cache_b, data_b, item_b, rows):
-        if inp.workload.key_distribution == "zipf":
-            z = cfg["zipf_s"][rows]
-            return _cache.hit_ratio(cache_b, data_b, item_b, distribution="zipf", zipf_s=z)
-        return _cache.hit_ratio(cache_b, data_b, item_b)
+        return _hit_ratio(inp, cache_b, data_b, item_b, rows)
 
     all_rows = np.ones(inp.size, dtype=bool)
     data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg["object_bytes"], all_rows), 0.0)

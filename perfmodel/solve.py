@@ -330,7 +330,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # exponential network's wait, c^2 taken as 1 (:func:`waiting_scv`): the AMVA is a
     # product-form method, and that spread is a known limit. An approximation checked
     # against the simulator.
-    kappa = 0.5 * (1.0 - waiting_scv(net)[:, qc])
+    scv_q = waiting_scv(net)[:, qc]
+    kappa = 0.5 * (1.0 - scv_q)
     w_k = fr[:, None] * a_r + gw[:, None] * a_w  # wait weight in the mean cycle
     base = z + fr * service_r + fw * service_w
     with np.errstate(divide="ignore"):
@@ -451,7 +452,6 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
 
     # a finite population caps how much the wait can vary (saturated: close to N service times)
     found_var = finite_population_found_var(arrive, m, n[:, None] - 1.0)
-    scv_q = waiting_scv(net)[:, qc]
     cap_r = finite_population_wait_var(a_r, arrive, found_var, vr_k, scv_q, ahead)
     cap_w = finite_population_wait_var(a_w, arrive, found_var, vw_k, scv_q, ahead)
     for cap, col, rows in ((cap_r, surge_col, surged), (cap_w, surge_col, surged)):
