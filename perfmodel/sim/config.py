@@ -64,6 +64,11 @@ class SimConfig:
     from its buffer and programs it afterwards: the replica moves on, and the
     same server stays busy with that work right after it (FCFS by arrival),
     which nobody waits for.
+    ``background`` (optional, one per station) [s]: mean work a write replica
+    causes at the station as a job of its own (a database's checkpoint or page
+    cleaner writing dirty pages; a visit to the station is not needed): when the
+    replica completes, a job of that mean (the station's service law) joins its
+    node's instance of the station, FCFS, and no request waits for it.
     """
 
     d_read: tuple
@@ -92,6 +97,7 @@ class SimConfig:
     hot_node: float = 1.0
     hot_device: float = 1.0
     destage: tuple = ()
+    background: tuple = ()
 
     def __post_init__(self) -> None:
         k = len(self.stations)
@@ -114,6 +120,12 @@ class SimConfig:
             raise ValueError(f"flush_size_scv: must be a finite number >= 0, got {self.flush_size_scv!r}")
         if self.destage and (len(self.destage) != k or not all(v >= 0 for v in self.destage)):
             raise ValueError("destage: needs one work [s] >= 0 per station")
+        if self.background and (
+            len(self.background) != k or not all(np.isfinite(v) and v >= 0 for v in self.background)
+        ):
+            raise ValueError("background: needs one work [s] >= 0 per station")
+        if self.background and any(b > 0 and self.is_delay(j) for j, b in enumerate(self.background)):
+            raise ValueError("background: a delay station (servers = inf) holds no background work")
         if self.read_visit and (len(self.read_visit) != k or not all(0 < p <= 1 for p in self.read_visit)):
             raise ValueError("read_visit: needs one probability in (0, 1] per station")
         if not 1.0 <= self.hot_node <= self.nodes:
@@ -219,6 +231,8 @@ class SimConfig:
             work[dev] += (1 - f) * self.copies * ios * self.flush_io_time
         if self.destage:
             work += (1 - f) * self.copies * np.asarray(self.destage)
+        if self.background:
+            work += (1 - f) * self.copies * np.asarray(self.background)
         servers = np.asarray(self.servers, dtype=float)
         with np.errstate(invalid="ignore"):
             util = (
@@ -232,8 +246,9 @@ class SimConfig:
     @property
     def fast_path_applies(self) -> bool:
         """Open Poisson arrivals through FCFS stations in series, no replicas, no bursts."""
-        destaged_writes = any(self.destage) and self.read_fraction < 1  # a read-only load destages nothing
-        return not self.closed and self.copies == 1 and not self.flushes and not destaged_writes
+        # a read-only load destages nothing and causes no background work
+        writes_leave_work = (any(self.destage) or any(self.background)) and self.read_fraction < 1
+        return not self.closed and self.copies == 1 and not self.flushes and not writes_leave_work
 
 
 def config_from_network(
@@ -284,7 +299,11 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
     work as ``net.load_write``, occupying the device without being waited for):
     each node submits ``burst_qd`` background writes
     of occupancy ``occ_bg`` [s] when a memtable's worth
-    (``burst_qd x 512 KiB``) has accumulated.
+    (``burst_qd x 512 KiB``) has accumulated. Other background work (a
+    database's checkpoints and page cleaning) is simulated as ``background``
+    jobs, one per write replica, that occupy the device as ``net.load_write``
+    does in the analytic model: nobody waits for them, the requests queued
+    behind them do.
     """
     net, inp, dev = model.net, model.inputs, model.devices
     cfg = inp.cfg
@@ -295,8 +314,10 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
     destage = np.zeros(len(STATIONS))
     destage[dev_i] = float(dev.d_destage[i])
     destage[STATIONS.index("wal")] = float(dev.d_wal_destage[i])
-    if not flush:  # background work not simulated as flushes (e.g. DM8 checkpoints) rides on the write
-        d_write = d_write + np.asarray(net.load_write[i], dtype=float) - destage
+    # background work not simulated as flushes (e.g. DM8 checkpoints): jobs of their own
+    background = np.zeros(len(STATIONS))
+    if not flush:
+        background = np.clip(np.asarray(net.load_write[i], dtype=float) - destage, 0.0, None)
     closed = bool(inp.workload.closed)
     # a read reaches the device only on a cache miss (share ``reach``), and then needs d / reach
     reach = float(dev.bursts.reach[i])
@@ -327,4 +348,5 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         hot_node=float(model.scale_out.node_imbalance[i]) if model.scale_out is not None else 1.0,
         hot_device=float(model.scale_out.device_imbalance[i]) if model.scale_out is not None else 1.0,
         destage=tuple(float(v) for v in destage),
+        background=tuple(float(v) for v in background),
     )

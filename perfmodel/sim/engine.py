@@ -26,6 +26,10 @@ move through the stations of :mod:`perfmodel.sim.config`:
   node's devices), which enter the FCFS queues so that reads queue behind them.
   A write that fills the memtable while the previous flush is still draining
   stalls until it has (write back-pressure).
+* **Background work** (a database's checkpoints and page cleaning): each
+  completed write replica submits a job of mean ``background[k]`` to its
+  node's instance of station k, FCFS; nobody waits for it, the requests
+  queued behind it do.
 * **Clients**: a closed loop of ``population`` requests, each re-issued after
   an exponential think time; or open Poisson arrivals.
 
@@ -187,6 +191,11 @@ class Engine:
             self.bg_service = _stream(lambda: bg.sample(rng, BLOCK))
         self.burst_time = 0.0
         self.destage = list(cfg.destage) if cfg.destage else [0.0] * len(cfg.stations)
+        # background jobs per write replica: (station, its service stream) where the work is > 0
+        laws = [(k, cfg.distribution(k, b)) for k, b in enumerate(cfg.background) if b > 0]
+        self.background = tuple(
+            (self.stations[k], _stream(lambda dist=dist: dist.sample(rng, BLOCK))) for k, dist in laws
+        )
         # records
         self.op = array("b", bytes(requests))
         self.start = array("d", bytes(8 * requests))
@@ -354,6 +363,8 @@ class Engine:
         if parent is not None:
             if self.flushes and self._stalls(job, now):
                 return
+            if self.background:
+                self._background(job.node, now)
             parent.done += 1
             if parent.done != self.cfg.acks:
                 return
@@ -396,6 +407,26 @@ class Engine:
             self.flush_size[node] = self._flush_size()
         self.memtable[node] = fill
         return False
+
+    def _background(self, node: int, now: float) -> None:
+        """A completed write replica's background jobs join its node's instances at ``now``."""
+        for st, service in self.background:
+            if st.hot_choice is not None and (node == 0 or not st.local):
+                inst = next(st.hot_choice)
+            else:
+                inst = next(st.choice)
+            if st.local:
+                inst += node * st.per
+            s = next(service)
+            if st.single:
+                free = st.free[inst]
+                st.free[inst] = (free if free > now else now) + s
+            else:
+                heap = st.free[inst]
+                free = heap[0]
+                heapq.heapreplace(heap, (free if free > now else now) + s)
+            if self.measuring:
+                st.busy += s
 
     def _flush_size(self) -> int:
         """A flush's I/O count: ``flush_ios``, or a gamma draw of that mean and SCV ``flush_size_scv``

@@ -350,3 +350,41 @@ def test_write_destage_holds_the_server_but_not_the_write():
     util = res.replication_metrics["util_device"]
     half = stats.t.ppf(1 - 0.05 / 4, REPS - 1) * util.std(ddof=1) / np.sqrt(REPS)
     assert abs(util.mean() - rho) <= half
+
+
+def test_write_background_occupies_the_station_but_no_one_waits_for_it():
+    """A write passes a fixed delay D and leaves an exponential job of mean b at a device it
+    never visits (a checkpoint's page writes). Departures of Poisson arrivals from a fixed delay
+    are Poisson, so the device is an M/G/1 fed by reads (exponential, mean s) and background jobs:
+    a read waits the Pollaczek-Khinchine lambda E[S^2] / (2 (1 - rho)), a write only D, and the
+    device is busy rho = rate (f s + (1 - f) b) (Kleinrock 1975, eq. 5.105)."""
+    s, b, delay, rate, f = 200e-6, 400e-6, 1e-3, 2500.0, 0.6
+    cfg = SimConfig(
+        d_read=(0.0, s), d_write=(delay, 0.0), servers=(np.inf, 1.0), mult=(1, 1), scv=(0.0, 1.0),
+        read_fraction=f, arrival_rate=rate, stations=("network", "device"), device_station=1,
+        background=(0.0, b),
+    )  # fmt: skip
+    assert not cfg.fast_path_applies  # the background jobs need the event engine
+    rho = rate * (f * s + (1 - f) * b)
+    assert cfg.offered_utilization()[1] == pytest.approx(rho)
+    res = simulate_config(cfg, requests=60_000, warmup=3_000, replications=REPS, seed=17, level=level(3))
+    row = res.summary.iloc[0]
+    wait = rate * (f * 2 * s**2 + (1 - f) * 2 * b**2) / (2 * (1 - rho))
+    assert_in_ci(row, "read_latency_mean_ms", (wait + s) * 1e3)
+    assert row["write_latency_mean_ms"] == pytest.approx(delay * 1e3)  # nobody waits for it
+    util = res.replication_metrics["util_device"]
+    half = stats.t.ppf(1 - 0.05 / 6, REPS - 1) * util.std(ddof=1) / np.sqrt(REPS)
+    assert abs(util.mean() - rho) <= half
+
+
+def test_background_needs_a_queueing_station_and_one_value_per_station():
+    base = dict(d_read=(0.0, 1e-4), d_write=(1e-3, 0.0), servers=(np.inf, 1.0), mult=(1, 1),
+                scv=(0.0, 1.0), read_fraction=0.5, arrival_rate=10.0, stations=("network", "device"),
+                device_station=1)  # fmt: skip
+    with pytest.raises(ValueError, match="background: needs one"):
+        SimConfig(**base, background=(1e-4,))
+    with pytest.raises(ValueError, match="background: needs one"):
+        SimConfig(**base, background=(0.0, float("nan")))
+    with pytest.raises(ValueError, match="background: a delay station"):
+        SimConfig(**base, background=(1e-4, 0.0))
+    assert SimConfig(**base, background=(0.0, 0.0)).fast_path_applies
