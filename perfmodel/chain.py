@@ -206,7 +206,19 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     sys_ = _system_arrays(cfg["system"])
     for spec in sys_.specs:
         spec.check_parameters(params)
+    _statement_defaults(knob_arrays, workload, sys_)
     return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_)
+
+
+def _statement_defaults(knobs: dict, workload: Workload, sys_: SystemArrays) -> None:
+    """Fill unset ``statements_per_op`` / ``statements_scv`` in place: for a TPC-C operation the
+    system's ``tpcc_statements`` / ``tpcc_statements_scv`` (its costs per statement; the mix of 2 to
+    70 statements per transaction), else 1 and 0."""
+    tpcc = workload.operation == "tpcc"
+    per_op = sys_.take([s.tpcc_statements for s in sys_.specs]) if tpcc else 1.0
+    scv = sys_.take([s.tpcc_statements_scv for s in sys_.specs]) if tpcc else 0.0
+    knobs["statements_per_op"] = settings.fill(knobs["statements_per_op"], per_op).astype(float)
+    knobs["statements_scv"] = settings.fill(knobs["statements_scv"], scv).astype(float)
 
 
 #: Ceph's default erasure-code stripe unit (osd_pool_erasure_code_stripe_unit) [B]

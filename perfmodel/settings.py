@@ -115,9 +115,10 @@ KNOBS: dict[str, Knob] = {
             "statements_per_op",
             "count",
             "count",
-            1.0,
+            UNSET,
             "statements one operation runs (a sysbench transaction: 14 SELECTs ...): CPU, page reads, "
-            "dirty pages and round trips per statement; one commit per operation",
+            "dirty pages and round trips per statement; one commit per operation (default: the system's "
+            "tpcc_statements for a TPC-C operation, else 1)",
         ),
         Knob(
             "read_statements_per_op",
@@ -134,10 +135,11 @@ KNOBS: dict[str, Knob] = {
             "statements_scv",
             "number",
             "-",
-            0.0,
+            UNSET,
             "squared coefficient of variation of the statements per operation, >= 0 (0: every operation "
             "runs statements_per_op; a TPC-C mix of 2 to 70 statements: 0.69): an operation's CPU time "
-            "has this SCV (a statement's own CPU time is fixed, chain.STATEMENT_CPU_SCV)",
+            "has this SCV (a statement's own CPU time is fixed, chain.STATEMENT_CPU_SCV; default: the "
+            "system's tpcc_statements_scv for a TPC-C operation, else 0)",
             zero=True,
             maximum=100.0,
         ),

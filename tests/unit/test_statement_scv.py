@@ -3,10 +3,13 @@
 statement's CPU time is fixed) whose count has SCV ``c_K`` -- checked on the network the solver and
 the simulator share, on the TPC-C mix's arithmetic, and on the tail it gives."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import special
 
+import perfmodel
 from perfmodel import chain, systems
 from perfmodel.chain import IX
 from perfmodel.figures import figure_config
@@ -54,6 +57,8 @@ def test_tpcc_mix_scv_follows_from_its_profiles():
         spec = systems.load_system(name)
         assert spec.tpcc_statements == round(mean)
         assert spec.tpcc_statements_scv == pytest.approx(scv, abs=0.005)
+    # DM8's costs are per transaction (one "statement"), but its mix is the same BenchmarkSQL one
+    assert systems.load_system("dm8").tpcc_statements_scv == pytest.approx(scv, abs=0.005)
     row = {"system": "postgresql", "operation": "tpcc", "platform_id": PLATFORM, "terminals": 8,
            "warehouses": 10, "nodes": 1, "replication_factor": 1}  # fmt: skip
     assert figure_config(row)["statements_scv"] == pytest.approx(scv, abs=0.005)
@@ -80,3 +85,38 @@ def test_an_unset_entry_of_statements_scv_is_zero():
     """A grid with a NaN entry (unset) gets the default, not a NaN p99."""
     m = _model(statements_per_op=[14, 14], statements_scv=[0.5, np.nan])
     np.testing.assert_allclose(m.net.scv[:, IX["cpu"]], [0.5, 0.0], atol=1e-15)
+
+
+@pytest.mark.parametrize("system", ["mysql", "postgresql", "opengauss", "dm8"])
+def test_a_tpcc_operation_takes_the_systems_statements_when_unset(system):
+    """``predict`` of a TPC-C workload (a workload file, the API) runs the system's mix, as its
+    recorded figures are fitted with: ``tpcc_statements`` statements of SCV ``tpcc_statements_scv``
+    (a MySQL TPC-C transaction predicted as one statement ran 5x too fast); set knobs still win,
+    and other operations keep one fixed statement."""
+    spec = systems.load_system(system)
+    w = Workload(operation="tpcc", read_fraction=0.08, object_bytes=8192, dataset_bytes=1e10, clients=16)
+    knobs = chain.build(PLATFORM, w, nodes=1, system=system, params="default").inputs.knobs
+    assert knobs["statements_per_op"][0] == spec.tpcc_statements
+    assert knobs["statements_scv"][0] == spec.tpcc_statements_scv > 0  # every TPC-C mix spreads
+    set_ = chain.build(PLATFORM, w, nodes=1, system=system, params="default", statements_per_op=3,
+                       statements_scv=0.0).inputs.knobs  # fmt: skip
+    assert (set_["statements_per_op"][0], set_["statements_scv"][0]) == (3.0, 0.0)
+    other = chain.build(PLATFORM, replace(w, operation="mixed"), nodes=1, system=system,
+                        params="default").inputs.knobs  # fmt: skip
+    assert (other["statements_per_op"][0], other["statements_scv"][0]) == (1.0, 0.0)
+
+
+def test_a_tpcc_figure_and_the_same_prediction_agree():
+    """The figure path (knobs from the row) and ``predict`` of the same TPC-C workload give one number."""
+    row = {"system": "mysql", "operation": "tpcc", "platform_id": PLATFORM, "terminals": 8,
+           "warehouses": 10, "nodes": 1, "replication_factor": 1}  # fmt: skip
+    cfg = figure_config(row)
+    extra = {k: v for k, v in cfg.items() if k not in ("platform", "workload", "nodes", "system",
+                                                       "statements_per_op", "statements_scv")}  # fmt: skip
+    direct = perfmodel.predict(cfg["platform"], cfg["workload"], nodes=cfg["nodes"], system="mysql",
+                               params="default", **extra).iloc[0]  # fmt: skip
+    via_knobs = perfmodel.predict(cfg["platform"], cfg["workload"], nodes=cfg["nodes"], system="mysql",
+                                  params="default", **{k: v for k, v in cfg.items() if k not in
+                                  ("platform", "workload", "nodes", "system")}).iloc[0]  # fmt: skip
+    assert direct.throughput_ops_s == pytest.approx(via_knobs.throughput_ops_s, rel=1e-12)
+    assert direct.latency_p99_ms == pytest.approx(via_knobs.latency_p99_ms, rel=1e-12)
