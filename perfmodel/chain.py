@@ -117,6 +117,7 @@ class SystemArrays:
     has_metadata_cache: np.ndarray
     coordinator: np.ndarray
     serial_command: np.ndarray
+    serial_write_lock: np.ndarray
     group_commit: np.ndarray
     page_cache: np.ndarray
 
@@ -369,6 +370,7 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         has_metadata_cache=flag("metadata_cache"),
         coordinator=flag("coordinator"),
         serial_command=np.array([s.serial == "command" for s in specs])[codes],
+        serial_write_lock=np.array([s.serial == "write_lock" for s in specs])[codes],
         group_commit=flag("group_commit"),
         page_cache=flag("page_cache"),
     )
@@ -428,7 +430,11 @@ def cpu(inp: Inputs) -> Cpu:
         * plat.perf_per_ghz
         * params.lookup("ghz_factor", plat.arch)
     )
-    sigma = np.where(inp.sys.serial_command, _command_share(inp), inp.sys.parameter(params, "usl_sigma"))
+    sigma = np.select(
+        [inp.sys.serial_command, inp.sys.serial_write_lock],
+        [_command_share(inp), _write_lock_share(inp)],
+        inp.sys.parameter(params, "usl_sigma"),
+    )
     kappa = inp.sys.parameter(params, "usl_kappa")
     share = scaling.threads_sharing_core(busy, np.maximum(cores_avail, 1.0), tpc)
     thread_hz = (
@@ -493,6 +499,26 @@ def _command_share(inp: Inputs) -> np.ndarray:
     message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(command + message > 0, command / (command + message), 0.0)
+
+
+def _write_lock_share(inp: Inputs) -> np.ndarray:
+    """Amdahl's serial fraction of a system whose writes allocate under a process-wide lock [-]:
+    the locked cycles' share of a node's request CPU, ``(1 - f) R w c_lock / (f C_r + (1 - f) R
+    C_w)`` with ``R`` write replicas, ``w`` writing statements and ``C_r`` / ``C_w`` the cycles a
+    read / a write replica is charged (:func:`_operation_cycles`; page misses excluded).
+    memcached's ``slabs_alloc`` and ``slabs_free`` take the global ``slabs_lock`` (slabs.c), which
+    a SET needs for its new item and for the one it replaces, while a GET takes only its striped
+    item lock: GETs scale with threads, SETs level off at ``hz / c_lock`` per node (Gunther 2007,
+    eq. 4.1: Amdahl as USL with kappa = 0). Like every USL term here it slows the threads, so it
+    costs a request at light load too (a known limit: a lock is waited for only under contention)."""
+    f, copies = inp.cfg["read_fraction"], inp.cfg["replication_factor"]
+    sys_ = inp.sys
+    locked = np.where(sys_.serial_write_lock, sys_.parameter(inp.params, "cpu_cycles_write_lock"), 0.0)
+    locked = locked * _write_statements(inp.knobs)
+    op_r, op_w = _operation_cycles(inp)
+    total = f * op_r + (1 - f) * copies * op_w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, np.minimum((1 - f) * copies * locked / total, 1.0), 0.0)
 
 
 def _check_smt(plat: PlatformArrays, tpc: np.ndarray) -> None:
@@ -984,16 +1010,10 @@ def _keys_and_rows(knobs: dict) -> tuple[np.ndarray, np.ndarray]:
     return keys, rows
 
 
-def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
-    """Cycles per operation, per device read and per metadata miss, at each thread's clock."""
+def _operation_cycles(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
+    """CPU cycles of a read and of a write replica, page misses and host I/O cost excluded [cycles]:
+    statements, request messages, erasure-coded sub-reads, keys, rows and parsing."""
     sys_, params = inp.sys, inp.params
-    cyc_m = sys_.parameter(params, "cpu_cycles_miss")
-    meta_cycles = sys_.take(
-        [s.parameter(params, s.metadata_cache.cpu_cycles_per_miss) if s.metadata_cache else 0.0
-         for s in sys_.specs]
-    )  # fmt: skip
-    cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
-    hz, host = cpu_.thread_hz, dev.host_cost
     statements = inp.knobs["statements_per_op"].astype(float)
     # a request message (socket read, parse, reply write) per statement, shared by the commands a
     # client pipelines in one message (its iodepth)
@@ -1019,6 +1039,20 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     parse = sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
     # only the node the SQL reaches parses it; op_w is charged to each of a write's replicas
     op_r, op_w = op_r + extra + parse, op_w + extra + parse / inp.cfg["replication_factor"]
+    return op_r, op_w
+
+
+def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
+    """Cycles per operation, per device read and per metadata miss, at each thread's clock."""
+    sys_, params = inp.sys, inp.params
+    cyc_m = sys_.parameter(params, "cpu_cycles_miss")
+    meta_cycles = sys_.take(
+        [s.parameter(params, s.metadata_cache.cpu_cycles_per_miss) if s.metadata_cache else 0.0
+         for s in sys_.specs]
+    )  # fmt: skip
+    cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
+    hz, host = cpu_.thread_hz, dev.host_cost
+    op_r, op_w = _operation_cycles(inp)
     # a page read costs cpu_cycles_miss whether the device or the OS page cache serves it
     read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz
     write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz

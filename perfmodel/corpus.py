@@ -66,7 +66,7 @@ SYSTEM_FREE: dict[str, tuple[str, ...]] = {
         "cpu_cycles_read[memcached]",
         "cpu_cycles_write[memcached]",
         "cpu_cycles_message[memcached]",
-        "usl_sigma[memcached]",
+        "cpu_cycles_write_lock[memcached]",
     ),
 }
 

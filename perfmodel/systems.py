@@ -43,7 +43,11 @@ group_commit       one log flush covers every commit waiting for it (InnoDB, Pos
 serial             ``command``: every command runs on one thread (Redis's main thread); only
                    the request messages (``cpu_cycles_message``) spread over the threads,
                    so the threads scale by Amdahl's law with the commands' share as the
-                   serial fraction (replaces ``usl_sigma``)
+                   serial fraction (replaces ``usl_sigma``). ``write_lock``: a write
+                   allocates and frees its item under one process-wide lock (memcached's
+                   ``slabs_lock``), held ``cpu_cycles_write_lock`` cycles; reads take only
+                   striped locks, so the serial fraction is the writes' locked share of
+                   the CPU (replaces ``usl_sigma``)
 tpcc_statements    SQL statements of an average TPC-C transaction, for systems whose CPU and
                    page costs are per statement (blank: 1, costs are per transaction)
 tpcc_statements_scv  squared coefficient of variation of the statements per TPC-C transaction
@@ -95,9 +99,15 @@ REQUIRED_PARAMETERS = (
     "memtable_bytes",
     "cache_share_of_ram",
 )
+#: what runs serially in a system whose threads do not scale by ``usl_sigma`` (spec field ``serial``)
+SERIAL = {
+    "command": "commands run on one thread",
+    "write_lock": "a write allocates and frees under one process-wide lock",
+}
 #: optional parameters and their value when neither the set nor the spec has them
 OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0, "cpu_cycles_row": 0.0,
-                       "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0}  # fmt: skip
+                       "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0,
+                       "cpu_cycles_write_lock": 0.0}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -171,6 +181,8 @@ class SystemSpec:
             names.append(self.log_bytes_per_write)
         if self.coordinator:
             names.append("cpu_cycles_forward")
+        if self.serial == "write_lock":
+            names.append("cpu_cycles_write_lock")
         return names
 
     def check_parameters(self, params) -> None:
@@ -381,9 +393,9 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         add("metadata_cache", "needs 'daemons' (the cache is per daemon)")
     out["placement"] = _placement(doc, add)
     serial = doc.get("serial")
-    if serial is not None and serial != "command":
-        add("serial", f"must be 'command' (commands run on one thread), got {serial!r}")
-    out["serial"] = "command" if serial == "command" else ""
+    if serial is not None and serial not in SERIAL:
+        add("serial", f"must be one of {', '.join(SERIAL)} ({'; '.join(SERIAL.values())}), got {serial!r}")
+    out["serial"] = serial if serial in SERIAL else ""
     if doc.get("tpcc_statements") is not None:
         out["tpcc_statements"] = _number(doc, "tpcc_statements", add, positive=True, whole=True)
     if doc.get("tpcc_statements_scv") is not None:

@@ -266,7 +266,9 @@ def config_from_network(
     """Row ``i`` of a hand-built network with an open rate or a closed population.
 
     Exactly one of ``arrival_rate`` [1/s] and ``population`` [count] is given.
-    Flush bursts are not simulated (the network's burst terms are ignored).
+    Flush bursts are not simulated (the network's burst terms are ignored), nor is
+    ``net.load_write``: give that work as ``background`` or ``destage``
+    (``dataclasses.replace`` on the result), as :func:`config_from_model` does.
     """
     if (arrival_rate is None) == (population is None):
         raise ValueError("arrival_rate: give exactly one of arrival_rate (open) and population (closed)")
