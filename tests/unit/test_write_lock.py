@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import perfmodel
 from perfmodel import chain, scaling
@@ -105,3 +107,23 @@ def test_other_systems_keep_their_usl_sigma():
     m = chain.build(PLATFORM, w, nodes=1, system="mysql", params="default", thread_cap=8)
     assert not m.inputs.sys.serial_write_lock.any()
     assert np.all(chain._write_lock_share(m.inputs) == 0.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    f=st.floats(0.0, 1.0),
+    lock=st.floats(10.0, 20_000.0),
+    more=st.floats(1.01, 4.0),
+    threads=st.integers(1, 32),
+)
+def test_a_longer_lock_never_helps_and_the_share_stays_a_fraction(f, lock, more, threads):
+    """Monotonicity: a longer hold never raises saturated throughput; the serial fraction is in
+    [0, 1] and grows with the hold (Amdahl's capacity falls as its serial fraction rises)."""
+    a = _model(f, threads, **{"cpu_cycles_write_lock[memcached]": lock})
+    b = _model(f, threads, **{"cpu_cycles_write_lock[memcached]": min(lock * more, 100_000.0)})
+    sa, sb = chain._write_lock_share(a.inputs)[0], chain._write_lock_share(b.inputs)[0]
+    assert 0.0 <= sa <= sb <= 1.0
+    xa, xb = float(chain.solve(a).throughput[0]), float(chain.solve(b).throughput[0])
+    assert xb <= xa * (1 + 1e-9)
+    if f == 1.0:
+        assert sa == sb == 0.0 and xa == pytest.approx(xb, rel=1e-12)  # GETs take no lock
