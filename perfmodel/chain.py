@@ -513,6 +513,8 @@ def _write_lock_share(inp: Inputs) -> np.ndarray:
     costs a request at light load too (a known limit: a lock is waited for only under contention)."""
     f, copies = inp.cfg["read_fraction"], inp.cfg["replication_factor"]
     sys_ = inp.sys
+    if not sys_.serial_write_lock.any():  # no such system in the grid: skip a second pass over the costs
+        return np.zeros(inp.size)
     locked = np.where(sys_.serial_write_lock, sys_.parameter(inp.params, "cpu_cycles_write_lock"), 0.0)
     locked = locked * _write_statements(inp.knobs)
     op_r, op_w = _operation_cycles(inp)
