@@ -1159,6 +1159,16 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     load_write = np.zeros((size, k))
     load_write[:, IX["device"]] = dev.d_background + dev.d_destage
     load_write[:, IX["wal"]] = dev.d_wal_destage
+    # of which the drives' destage holds the server right after the write's own I/O; the rest
+    # (checkpoints, page cleaning, flushes) is a background job of its own per write replica
+    destage = np.zeros((size, k))
+    destage[:, IX["device"]], destage[:, IX["wal"]] = dev.d_destage, dev.d_wal_destage
+    # a drive's command queue serves in arrival order; threads, links and the log time-share
+    fcfs = np.zeros((size, k), dtype=bool)
+    fcfs[:, IX["device"]] = fcfs[:, IX["wal"]] = True
+    # an LSM store writes its background bytes in flush bursts (the burst terms), not as jobs
+    flush = np.zeros((size, k))
+    flush[:, IX["device"]] = np.where(inp.sys.lsm, dev.d_background, 0.0)
     # visits per request: the device only on a cache miss, the WAL device for its own I/O
     v_read, v_write = (d_read > 0).astype(float), (d_write > 0).astype(float)
     v_read[:, IX["device"]] = dev.reads_per_read + np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)
@@ -1174,7 +1184,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
-        load_write=load_write,
+        load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
         v_read=v_read, v_write=v_write, imbalance=imbalance,
     )  # fmt: skip
 

@@ -9,14 +9,17 @@ per-configuration demands, then solves all configurations together here:
   Seidmann, Schweitzer & Shalev-Oren 1987; Lazowska et al. 1984, sec. 7.4).
   Its error against exact MVA is measured in docs/queueing.md (median
   throughput error < 1 %). Reads and writes are one aggregate class whose
-  queues both see; each class's residence is then recovered from its own
-  demand (the usual disaggregation).
+  queues both see; each class's wait is then the jobs an arrival finds times
+  the station's mean job (FCFS: the same per visit whatever the class), and
+  background jobs are open arrivals beside the closed customers.
 * **open loop** (Poisson arrivals): each station is an M/M/c queue at its
   utilisation; a station at utilisation >= 1 is saturated (infinite latency,
   flagged).
 
-Background work (flushes, compactions) is charged by the caller to the
-requests that cause it, so the device's capacity bounds their rate.
+Background work (flushes, compactions, checkpoints) is charged by the caller
+to the writes that cause it, so the device's capacity bounds their rate; no
+request waits for it, but every FCFS visit waits for the jobs it finds, background
+jobs included (:func:`job_mix`), whatever the visiting class.
 
 Writes go to ``rf`` replicas (``rf`` copies of the work) and complete at the
 ``k``-th answer: their latency is the k-th order statistic of ``rf`` replica
@@ -55,9 +58,15 @@ class Network:
     a write waits for. ``load_write`` [s]: work each write replica causes at a
     station that nobody waits for (flushes, compactions, checkpoints): it
     occupies servers (utilisation, queues) but is not part of the write's
-    residence. ``v_read`` / ``v_write``: visits per request (default: 1 where
-    the demand is positive); a read that reaches the device only on a cache
-    miss visits it ``miss x reads per miss`` times on average.
+    residence. ``destage`` [s] (at most ``load_write``): the part of it that holds the
+    server right after the write replica's own visits (a drive programming what it has
+    acknowledged: the simulator's ``SimConfig.destage``); ``flush`` [s]: the part an LSM store
+    writes in flush bursts, which the burst terms below carry for the reads that meet them (the
+    simulator's flushes): it loads the server but is no job in the waits' mix; the rest,
+    ``load_write - destage - flush``, is one background job per write replica, queued FCFS like
+    any visit (the simulator's ``SimConfig.background``). ``v_read`` / ``v_write``: visits per
+    request (default: 1 where the demand is positive); a read that reaches the device only on a
+    cache miss visits it ``miss x reads per miss`` times on average.
     """
 
     d_read: np.ndarray
@@ -82,20 +91,37 @@ class Network:
     #: catches [-] (copies / (nodes x writes per flush)); 0: unknown, every write waits
     stall_share: np.ndarray | float = 0.0
     load_write: np.ndarray | float = 0.0
+    destage: np.ndarray | float = 0.0
+    flush: np.ndarray | float = 0.0
     v_read: np.ndarray | None = None
     v_write: np.ndarray | None = None
     #: busiest instance's load over the mean at each station [-] (>= 1; placement imbalance):
     #: the solvers load every instance like the busiest, ``mult / imbalance`` instances' worth
     imbalance: np.ndarray | float = 1.0
+    #: stations whose queue serves jobs in arrival order (a drive's command queue): in the closed
+    #: solver a visit there waits for the jobs it finds at the job mix's mean service, whatever its
+    #: class; elsewhere (time-shared threads) each class waits its own demand per customer found,
+    #: as processor sharing does. The open solver and the simulator queue FCFS everywhere.
+    fcfs: np.ndarray | bool = True
 
     def __post_init__(self) -> None:
         self.ack_mean, self.ack_var = ack_factors(self.copies, self.acks)
         self.imbalance = np.array(np.broadcast_to(np.asarray(self.imbalance, dtype=float), self.d_read.shape))
+        self.fcfs = np.array(np.broadcast_to(np.asarray(self.fcfs, dtype=bool), self.d_read.shape))
         if (self.imbalance < 1).any():
             raise ValueError("imbalance: must be >= 1 (the busiest instance over the mean)")
         self.load_write = np.array(
             np.broadcast_to(np.asarray(self.load_write, dtype=float), self.d_write.shape)
         )
+        self.destage = np.array(np.broadcast_to(np.asarray(self.destage, dtype=float), self.d_write.shape))
+        self.flush = np.array(np.broadcast_to(np.asarray(self.flush, dtype=float), self.d_write.shape))
+        parts = self.destage + self.flush
+        if (
+            (self.destage < 0).any()
+            or (self.flush < 0).any()
+            or (parts > self.load_write * (1 + 1e-9) + 1e-300).any()
+        ):
+            raise ValueError("destage, flush: each >= 0, together at most load_write (they are part of it)")
         if self.v_read is None:
             self.v_read = (self.d_read > 0).astype(float)
         if self.v_write is None:
@@ -105,27 +131,49 @@ class Network:
             raise ValueError("scv: every station's service SCV must be finite and >= 0")
 
 
-def service_scv(net: Network) -> np.ndarray:
-    """SCV of one visit's service at each station over the visit mix [-] (M, K).
+def job_mix(net: Network):
+    """The jobs each station serves, per request: ``(jobs, mean, scv)``, each (M, K).
 
-    A station's visits are reads (``f v_read``, ``d_read / v_read`` each) and write replicas'
-    (``(1 - f) copies v_write``, ``(d_write + load_write) / v_write`` each), each class of SCV
-    ``scv``; the mix has ``E[S^2] = sum_i p_i s_i^2 (1 + c^2)`` and SCV ``E[S^2] / E[S]^2 - 1``
-    -- what a waiting request's residual sees (a 10 us read and a 90 us write of fixed times,
-    half and half: 0.64, not 0). Stations with no visits: their own SCV. Background load of a
-    class that does not visit (``v_write`` 0) is left out of the mix (today only device and WAL
-    stations carry load, of SCV 1, which the waits cap at 1 anyway).
+    Three kinds of job share a station's FCFS queue: reads' visits (``f v_read`` of
+    ``d_read / v_read`` each), write replicas' visits (``(1 - f) copies v_write`` of ``d_write /
+    v_write``, each followed on the same server by its share ``e = destage / v_write`` of the
+    destage, a fixed time as the simulator holds it) and background jobs (``(1 - f) copies`` of
+    ``load_write - destage`` each, where that is positive; a write that does not visit the station
+    leaves its destage as such a job too). ``jobs`` [per request]; ``mean`` [s]: the mean service
+    of one job, ``work / jobs`` (0 where there are none); ``scv`` [-]: the mix's
+    ``E[S^2] / E[S]^2 - 1`` with ``E[S^2] = sum_i p_i s_i^2 (1 + c^2)`` (``s^2 (1 + c^2) + 2 s e +
+    e^2`` for a write visit and its destage), or the station's own SCV where there are no jobs --
+    what a waiting request's residual sees (a 10 us read and a 90 us write of fixed times, half
+    and half: 0.64, not 0).
     """
     f, copies = net.read_fraction[:, None], net.copies[:, None]
+    c2 = net.scv
     n_r, n_w = f * net.v_read, (1 - f) * copies * net.v_write
-    visits = n_r + n_w
+    destage = np.where(net.v_write > 0, net.destage, 0.0)
+    # background work of a job of its own, per write replica (flush bursts are no such jobs)
+    own = np.maximum(net.load_write - destage - net.flush, 0.0)
+    n_b = np.where(own > 0, (1 - f) * copies, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         s_r = np.where(net.v_read > 0, net.d_read / net.v_read, 0.0)
-        s_w = np.where(net.v_write > 0, (net.d_write + net.load_write) / net.v_write, 0.0)
-        mean = (n_r * s_r + n_w * s_w) / visits
-        second = (n_r * s_r**2 + n_w * s_w**2) * (1.0 + net.scv) / visits
-        mix = second / mean**2 - 1.0
-    return np.where((visits > 0) & (mean > 0) & np.isfinite(mix), np.maximum(mix, 0.0), net.scv)
+        s_w = np.where(net.v_write > 0, net.d_write / net.v_write, 0.0)
+        e = np.where(net.v_write > 0, destage / net.v_write, 0.0)
+        jobs = n_r + n_w + n_b
+        work = n_r * s_r + n_w * (s_w + e) + n_b * own
+        second = (
+            n_r * s_r**2 * (1 + c2) + n_w * (s_w**2 * (1 + c2) + 2 * s_w * e + e**2) + n_b * own**2 * (1 + c2)
+        )
+        # a station requests visit less than once in 1e12 requests counts no jobs (hypothesis found
+        # 1e300 s at read_fraction 1e-305 when background work was folded into such visits)
+        some = jobs > 1e-12
+        mean = np.where(some, work / np.where(some, jobs, 1.0), 0.0)
+        mix = second / np.where(some, jobs, 1.0) / mean**2 - 1.0
+    scv = np.where(some & (mean > 0) & np.isfinite(mix), np.maximum(mix, 0.0), c2)
+    return np.where(some, jobs, 0.0), mean, scv
+
+
+def service_scv(net: Network) -> np.ndarray:
+    """SCV of one job's service at each station over the job mix [-] (M, K): :func:`job_mix`."""
+    return job_mix(net)[2]
 
 
 def waiting_scv(net: Network) -> np.ndarray:
@@ -307,7 +355,16 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     a_r, a_w = dr / c, dw / c
     copies = net.copies[:, None]
     load = net.load_write[:, qc]  # background work per write replica: queued, not waited for
-    a_req = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + load / c)  # queueing work per request
+    vr_k, vw_k = net.v_read[:, qc], net.v_write[:, qc]
+    destage = np.where(vw_k > 0, net.destage[:, qc], 0.0)  # held by the write's own visits
+    flush = net.flush[:, qc]  # LSM flush bursts: the burst terms carry the reads that meet them
+    # the requests' own work (the closed customers) and the background jobs' (open arrivals at a
+    # rate X (1 - f) copies: nobody waits for them, so the arrival theorem's (N - 1) / N does not
+    # thin them -- the mixed open / closed network of Lazowska et al. 1984, sec. 7.4); flush
+    # bursts load the station as the requests' own work does
+    a_own = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + (destage + flush) / c)
+    a_bg = (1 - f)[:, None] * copies * np.maximum(load - destage - flush, 0.0) / c
+    a_req = a_own + a_bg  # queueing work per request and server
     scale = ((n - 1) / n)[:, None] / m
     # Schweitzer's equations in one unknown: with sigma_k = (N - 1) / (N m_k) the queue
     # Q_k = X a_k (1 + sigma_k Q_k) gives Q_k = X a_k / (1 - X a_k sigma_k), so the cycle
@@ -316,6 +373,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # the configurations not yet within ``tol`` (the same fixed point as the classic
     # substitution, which converges slowly near saturation with many clients).
     sigma = scale
+    a_sig = a_own * sigma + a_bg / m  # the arrival-instant busy share per unit throughput
     # the customer in service when a request arrives has a mean residual (1 + c^2) / 2 of its
     # service (c^2 the SCV of the station's visit mix, service_scv), not a whole one: with
     # y = X a sigma the arrival-instant busy share and kappa = (1 - c^2) / 2, the wait is
@@ -332,10 +390,20 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # against the simulator.
     scv_q = waiting_scv(net)[:, qc]
     kappa = 0.5 * (1.0 - scv_q)
-    w_k = fr[:, None] * a_r + gw[:, None] * a_w  # wait weight in the mean cycle
+    # A class's wait per job found, per request. At an FCFS station (``net.fcfs``: a drive's
+    # queue) a visit waits for the jobs it finds, each at the mix's mean service (reads, writes and
+    # background jobs alike; :func:`job_mix`), whatever its own class -- as the open solver's
+    # M/G/c wait and the simulator do; at a time-shared one each class waits its own demand per
+    # customer found (processor sharing: R = D / (1 - U) per class). One class alone: both are
+    # D / c per customer found (Seidmann).
+    s_job = job_mix(net)[1][:, qc]
+    fcfs = net.fcfs[:, qc]
+    u_r = np.where(fcfs, vr_k * s_job / c, a_r)
+    u_w = np.where(fcfs, vw_k * s_job / c, a_w)
+    w_k = fr[:, None] * u_r + gw[:, None] * u_w  # wait weight in the mean cycle
     base = z + fr * service_r + fw * service_w
     with np.errstate(divide="ignore"):
-        x_lim = np.min(np.where(a_req * sigma > 0, 1.0 / (a_req * sigma), np.inf), axis=1)
+        x_lim = np.min(np.where(a_sig > 0, 1.0 / a_sig, np.inf), axis=1)
         # capacity: no station may run above utilisation 1, including stations loaded by
         # background work nobody waits for (a write stalls instead: RocksDB / LSM write stalls)
         x_cap = np.min(np.where(a_req > 0, m / a_req, np.inf), axis=1)
@@ -351,11 +419,11 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     rounds = 0
     for rounds in range(1, max_iter + 1):  # noqa: B007 -- reported as Solution.iterations
         sub = (live,)
-        xl, al, sl, wl, kl = x[sub], a_req[sub], sigma[sub], w_k[sub], kappa[sub]
-        denom = 1.0 - xl[:, None] * al * sl
-        yl = xl[:, None] * al * sl
+        xl, asl, wl, kl = x[sub], a_sig[sub], w_k[sub], kappa[sub]
+        denom = 1.0 - xl[:, None] * asl
+        yl = xl[:, None] * asl
         arr = np.where(denom > 0, yl / denom - kl * yl * denom, np.inf)
-        d_arr = np.where(denom > 0, al * sl * (1.0 / denom**2 - kl * (1.0 - 2.0 * yl)), np.inf)
+        d_arr = np.where(denom > 0, asl * (1.0 / denom**2 - kl * (1.0 - 2.0 * yl)), np.inf)
         extra, d_extra = 0.0, 0.0
         if bursts:
             extra, d_extra = burst_wait(xl, sub)
@@ -373,7 +441,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         live = live[~done]
         if live.size == 0:
             break
-    busy = x[:, None] * a_req * sigma  # arrival-instant busy share per instance
+    busy = x[:, None] * a_sig  # arrival-instant busy share per instance
     arrive = busy / (1.0 - busy)  # customers an arrival finds per instance
     residual = kappa * busy * (1.0 - busy)  # the residual correction [service times]
     extra_x = burst_wait(x, slice(None))[0] if bursts else 0.0
@@ -393,8 +461,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     keep = np.ones_like(residual)
     keep[rows, neck] = 1.0 - cut
     ahead = arrive - residual * keep  # the wait in service times D / c
-    rr_q = dr + a_r * ahead
-    rw_q = dw + a_w * ahead  # one replica's residence
+    rr_q = dr + u_r * ahead
+    rw_q = dw + u_w * ahead  # one replica's residence
     # Where the capacity bound binds before the population does, the clients' cycle is
     # shorter than N / X: the difference is the writes' stall behind background work,
     # charged to the bottleneck station as waiting (Little's law holds again).
@@ -433,7 +501,6 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # A (1 - rho), which reproduces the AMVA wait of a visit (s A / c) with exponential waits
     # of mean s / (c (1 - rho)); a class that visits v < 1 times per request waits with
     # probability v P(wait | visit) (Tijms 1994, sec. 4.5; Lazowska et al. 1984, ch. 6).
-    vr_k, vw_k = net.v_read[:, qc], net.v_write[:, qc]
     vis = f[:, None] * vr_k + (1 - f)[:, None] * copies * vw_k
     rho = np.clip(util_q, 0.0, 1.0 - 1e-12)
     p_visit = np.maximum(erlang_c_unchecked(c, c * rho), ahead * (1.0 - rho))  # A (1 - rho): the AMVA wait's
@@ -452,8 +519,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
 
     # a finite population caps how much the wait can vary (saturated: close to N service times)
     found_var = finite_population_found_var(arrive, m, n[:, None] - 1.0)
-    cap_r = finite_population_wait_var(a_r, arrive, found_var, vr_k, scv_q, ahead)
-    cap_w = finite_population_wait_var(a_w, arrive, found_var, vw_k, scv_q, ahead)
+    cap_r = finite_population_wait_var(u_r, arrive, found_var, vr_k, scv_q, ahead)
+    cap_w = finite_population_wait_var(u_w, arrive, found_var, vw_k, scv_q, ahead)
     for cap, col, rows in ((cap_r, surge_col, surged), (cap_w, surge_col, surged)):
         cap[rows, col] = np.inf  # a burst's surge is long and rare: it keeps the exponential spread
     # a write stalled behind background work at a saturated station (destage, flushes) waits for
@@ -543,9 +610,9 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     utilisations are those of the offered load (above 1 where saturated).
 
     Per visit an FCFS c-server station makes a request wait ``W = C(c, c rho)
-    s / (c (1 - rho)) (1 + c_s^2) / 2`` with ``s`` the mean service per visit (all classes and
-    background work) and ``c_s^2`` the SCV of the station's visit mix, at most 1
-    (:func:`waiting_scv`; Kleinrock 1975, eq. 3.43, the
+    s / (c (1 - rho)) (1 + c_s^2) / 2`` with ``s`` the mean service of a job there (reads' and
+    writes' visits and background jobs, :func:`job_mix`) and ``c_s^2`` the SCV of that job mix,
+    at most 1 (:func:`waiting_scv`; Kleinrock 1975, eq. 3.43, the
     M/M/c wait; the Allen-Cunneen factor for general service, exact at c = 1 by
     Pollaczek-Khinchine where the mix's SCV is at most 1); a class waits ``v W`` per request for
     its ``v`` visits.
@@ -559,19 +626,16 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     work = f * dr + (1 - f) * copies * (dw + net.load_write)
     util = np.where(delay, 0.0, x[:, None] * work * net.imbalance / (c * net.mult))
     saturated_k = util >= 1.0
+    jobs, s_job, _ = job_mix(net)  # every job a visit waits behind, background jobs included
     with np.errstate(divide="ignore", invalid="ignore"):
-        # mean service per visit. Background work (flushes, destage) is folded into the requests'
-        # visits, so at a station requests visit less than once in 1e12 requests the quotient is
-        # meaningless (1e300 s at read_fraction 1e-305, found by hypothesis): such visits count as
-        # none. Counting background jobs as visits of their own would remove the cause.
-        rare = 1e-12
-        s_visit = np.where(visits > rare, work / np.maximum(visits, rare), 0.0)
         rho = np.clip(util, 0.0, 1.0 - 1e-12)
         p_visit = np.where(delay, 0.0, erlang_c_unchecked(c, c * rho))
         # Poisson arrivals, service SCV c^2: the M/M/c wait times (1 + c^2) / 2 (Allen-Cunneen;
         # exact for M/G/1 with c^2 <= 1, Pollaczek-Khinchine; docs/queueing.md)
         w_visit = np.where(
-            delay | (visits == 0), 0.0, p_visit * s_visit / (c * (1.0 - rho)) * 0.5 * (1.0 + waiting_scv(net))
+            delay | (visits == 0) | (jobs == 0),
+            0.0,
+            p_visit * s_job / (c * (1.0 - rho)) * 0.5 * (1.0 + waiting_scv(net)),
         )
     w_visit = np.where(saturated_k, np.inf, w_visit)
     with np.errstate(invalid="ignore"):

@@ -118,7 +118,8 @@ SHIPPED_REPLICATIONS = 3
 
 def without_flushes(model) -> tuple:
     """The same configuration (row 0) with its flush bursts removed, analytic and simulated:
-    ``(NodeModel, SimConfig)``; the background bytes of the bursts go with them."""
+    ``(NodeModel, SimConfig)``; the background bytes of the bursts go with them (the drives'
+    destage stays, as the simulator keeps it)."""
     from perfmodel.sim.config import config_from_model
 
     cfg = config_from_model(model, 0)
@@ -127,7 +128,8 @@ def without_flushes(model) -> tuple:
         burst_duty_per_op=0.0,
         burst_backlog=0.0,
         stall_share=0.0,
-        load_write=np.zeros_like(model.net.load_write) if cfg.flushes else model.net.load_write,
+        load_write=model.net.destage.copy() if cfg.flushes else model.net.load_write,
+        flush=np.zeros_like(model.net.flush) if cfg.flushes else model.net.flush,
     )
     return replace(model, net=net), replace(cfg, flush_bytes_per_write=0.0, flush_ios=0)
 

@@ -266,13 +266,17 @@ def config_from_network(
     """Row ``i`` of a hand-built network with an open rate or a closed population.
 
     Exactly one of ``arrival_rate`` [1/s] and ``population`` [count] is given.
-    Flush bursts are not simulated (the network's burst terms are ignored), nor is
-    ``net.load_write``: give that work as ``background`` or ``destage``
-    (``dataclasses.replace`` on the result), as :func:`config_from_model` does.
+    Flush bursts are not simulated (the network's burst terms are ignored); the
+    background work ``net.load_write`` is, as the solvers count it: ``net.destage`` holds
+    the server after each write visit (``destage``), the rest but ``net.flush`` is one job of
+    its own per write replica (``background``); :func:`config_from_model` simulates an LSM
+    store's flush share as flushes.
     """
     if (arrival_rate is None) == (population is None):
         raise ValueError("arrival_rate: give exactly one of arrival_rate (open) and population (closed)")
     row = np.atleast_2d
+    destage = np.where(row(net.v_write)[i] > 0, row(net.destage)[i], 0.0)
+    background = np.clip(row(net.load_write)[i] - destage - row(net.flush)[i], 0.0, None)
     return SimConfig(
         d_read=tuple(float(v) for v in row(net.d_read)[i]),
         d_write=tuple(float(v) for v in row(net.d_write)[i]),
@@ -290,6 +294,8 @@ def config_from_network(
         family=family,
         service=dict(service or {}),
         stations=tuple(stations),
+        destage=tuple(float(v) for v in destage) if destage.any() else (),
+        background=tuple(float(v) for v in background) if background.any() else (),
     )
 
 

@@ -12,6 +12,7 @@ from perfmodel.solve import (
     ack_factors,
     class_moments,
     gamma_ppf,
+    job_mix,
     mixture_quantile,
     service_scv,
     solve_closed,
@@ -469,23 +470,67 @@ def test_a_closed_loop_at_light_load_waits_the_visit_mixes_residual():
     assert det.w_read[0, CPU] / expo.w_read[0, CPU] == pytest.approx((1 + 0.64) / 2, rel=0.02)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (docs/simulator.md): the open solver folds background work into the requests' "
-    "mean visit instead of counting background jobs as jobs of their own (1.09 ms against 0.73 ms here)",
-)
-def test_open_read_wait_behind_background_jobs_is_pollaczek_khinchine():
-    """Reads (exponential, 0.2 ms) share one server with background jobs a write leaves there
-    (``load_write``, exponential, 0.4 ms; the write itself never visits): an M/G/1 whose read waits
-    ``lambda E[S^2] / (2 (1 - rho))`` over both kinds of job (Kleinrock 1975, eq. 5.105) -- what
-    the simulator's ``SimConfig.background`` gives (tests/unit/test_sim_engine.py)."""
-    s, b, rate, f = 200e-6, 400e-6, 2500.0, 0.6
+def _behind_background(s, b, f, scv, *, destage=0.0):
     row = lambda *v: np.array([v], dtype=float)  # noqa: E731
-    net = Network(d_read=row(0.0, s), d_write=row(1e-3, 0.0), servers=row(np.inf, 1.0), mult=row(1, 1),
-                  scv=row(0.0, 1.0), read_fraction=np.array([f]), copies=np.array([1]), acks=np.array([1]),
-                  load_write=row(0.0, b))  # fmt: skip
-    sol = solve_open(net, np.array([rate]))
+    return Network(d_read=row(0.0, s), d_write=row(1e-3, 0.0), servers=row(np.inf, 1.0), mult=row(1, 1),
+                   scv=row(0.0, scv), read_fraction=np.array([f]), copies=np.array([1]), acks=np.array([1]),
+                   load_write=row(0.0, b + destage), destage=row(0.0, destage))  # fmt: skip
+
+
+@pytest.mark.parametrize("scv", [0.0, 0.5])
+def test_open_read_wait_behind_background_jobs_is_pollaczek_khinchine(scv):
+    """Reads (0.2 ms) share one server with background jobs a write leaves there (``load_write``,
+    0.4 ms, the same service law; the write itself never visits): an M/G/1 whose read waits
+    ``lambda E[S^2] / (2 (1 - rho))`` over both kinds of job (Kleinrock 1975, eq. 5.105) -- what
+    the simulator's ``SimConfig.background`` gives (tests/unit/test_sim_engine.py). The mix's SCV
+    stays at most 1 here (``waiting_scv`` caps it: the documented limit of an exponential pair);
+    folding the jobs into the reads' visits, as the solver did, waited 1.09 ms against 0.73."""
+    s, b, rate, f = 200e-6, 400e-6, 2500.0, 0.6
+    sol = solve_open(_behind_background(s, b, f, scv), np.array([rate]))
     rho = rate * (f * s + (1 - f) * b)
     assert sol.utilization[0, 1] == pytest.approx(rho)
-    exact = rate * (f * 2 * s**2 + (1 - f) * 2 * b**2) / (2 * (1 - rho))
-    assert sol.w_read[0, 1] == pytest.approx(exact, rel=0.05)
+    second = (f * s**2 + (1 - f) * b**2) * (1 + scv)
+    assert service_scv(_behind_background(s, b, f, scv))[0, 1] <= 1
+    assert sol.w_read[0, 1] == pytest.approx(rate * second / (2 * (1 - rho)), rel=1e-12)
+
+
+def test_a_writes_destage_lengthens_its_own_job_not_a_job_of_its_own():
+    """A write visit of 0.1 ms followed by 0.3 ms of destage on the same server is one job of 0.4 ms
+    with ``E[S^2] = s^2 (1 + c^2) + 2 s e + e^2`` (the destage a fixed time, as the simulator holds
+    it), not two jobs: the M/G/1 wait of reads and such writes is Pollaczek-Khinchine's over them."""
+    s_r, s_w, e, f, rate = 200e-6, 100e-6, 300e-6, 0.5, 2000.0
+    row = lambda *v: np.array([v], dtype=float)  # noqa: E731
+    net = Network(d_read=row(s_r), d_write=row(s_w), servers=row(1.0), mult=row(1), scv=row(0.0),
+                  read_fraction=np.array([f]), copies=np.array([1]), acks=np.array([1]),
+                  load_write=row(e), destage=row(e))  # fmt: skip
+    jobs, mean, _ = job_mix(net)
+    assert jobs[0, 0] == pytest.approx(1.0) and mean[0, 0] == pytest.approx(f * s_r + (1 - f) * (s_w + e))
+    rho = rate * mean[0, 0]
+    second = f * s_r**2 + (1 - f) * (s_w + e) ** 2  # fixed times
+    sol = solve_open(net, np.array([rate]))
+    assert sol.w_read[0, 0] == pytest.approx(rate * second / (2 * (1 - rho)), rel=1e-12)
+    assert sol.w_write[0, 0] == pytest.approx(sol.w_read[0, 0], rel=1e-12)  # FCFS: one wait per visit
+
+
+def test_destage_beyond_the_background_work_is_refused():
+    one = np.ones((1, 1))
+    with pytest.raises(ValueError, match="destage"):
+        Network(one, one, one, one, one, np.array([0.5]), np.array([1]), np.array([1]),
+                load_write=one * 1e-4, destage=one * 2e-4)  # fmt: skip
+
+
+def test_flush_bursts_load_the_station_but_are_no_jobs_in_the_wait():
+    """An LSM store's flush work (``flush``, part of ``load_write``) reaches reads through the burst
+    terms, as the simulator's flushes do: it counts in the utilisation and the capacity, not as jobs
+    in the FCFS mix a visit waits behind."""
+    s, b, f = 200e-6, 400e-6, 0.6
+    base = _behind_background(s, 0.0, f, 1.0)
+    load = np.array([[0.0, b]])
+    flushed = Network(base.d_read, base.d_write, base.servers, base.mult, base.scv, base.read_fraction,
+                      base.copies, base.acks, load_write=load, flush=load)  # fmt: skip
+    jobs, mean, _ = job_mix(flushed)
+    assert jobs[0, 1] == pytest.approx(f) and mean[0, 1] == pytest.approx(s)  # the reads alone
+    sol = solve_open(flushed, np.array([2500.0]))
+    assert sol.utilization[0, 1] == pytest.approx(2500.0 * (f * s + (1 - f) * b))
+    closed = solve_closed(flushed, np.array([64.0]), np.array([0.0]))
+    assert closed.throughput[0] <= 1 / ((1 - f) * b + f * s) * (1 + 1e-9)  # the capacity holds

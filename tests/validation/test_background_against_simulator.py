@@ -56,3 +56,30 @@ def test_dm8_write_tail_agrees_with_the_simulator(nodes):
         assert row[col] == pytest.approx(sim[col], rel=0.05), col
     # the device carries the checkpoints in both: the same utilisation
     assert np.isclose(cfg.offered_utilization()[DEV], sim["util_device"], rtol=0.05)
+
+
+def test_a_closed_loops_reads_wait_for_the_background_jobs_they_find():
+    """32 clients, no think time: reads (0.2 ms at the device, then 1 ms elsewhere) and writes
+    (1 ms elsewhere) each leave a 0.4 ms background job on the device. The device is the
+    bottleneck, and a read waits for every job it finds there, background jobs at their own
+    0.4 ms: 13.0 ms simulated. Charging each job found the read's own 0.2 ms, as the closed
+    solver did, gave 6.2 ms."""
+    from perfmodel.sim import config_from_network
+    from perfmodel.solve import Network, solve_closed
+
+    k = len(STATIONS)
+    fixed = STATIONS.index("fixed")
+    d_read, d_write, load = np.zeros((1, k)), np.zeros((1, k)), np.zeros((1, k))
+    d_read[0, DEV], d_read[0, fixed], d_write[0, fixed], load[0, DEV] = 200e-6, 1e-3, 1e-3, 400e-6
+    servers, scv = np.ones((1, k)), np.ones((1, k))
+    servers[0, fixed], scv[0, fixed] = np.inf, 0.0
+    net = Network(d_read, d_write, servers, np.ones((1, k)), scv, np.array([0.6]), np.array([1]),
+                  np.array([1]), load_write=load)  # fmt: skip
+    sol = solve_closed(net, np.array([32.0]), np.array([0.0]))
+    cfg = config_from_network(net, population=32)
+    assert cfg.background[DEV] == pytest.approx(400e-6)
+    sim = simulate_config(cfg, requests=200_000, replications=2, seed=1, keep_records=False, workers=1)
+    sim = sim.summary.iloc[0]
+    assert sol.throughput[0] == pytest.approx(sim["throughput_ops_s"], rel=0.02)
+    wait_sim = sim["read_latency_mean_ms"] * 1e-3 - 1.2e-3
+    assert sol.w_read[0, DEV] == pytest.approx(wait_sim, rel=0.05)
