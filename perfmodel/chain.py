@@ -392,6 +392,7 @@ class Cpu:
     devices: np.ndarray
     daemons: np.ndarray  # daemons per node (1 where the system has none)
     virtualization: np.ndarray
+    dram_stall: np.ndarray  # time a statement waits for DRAM, at any clock [s] (:func:`dram_stall`)
 
 
 def cpu(inp: Inputs) -> Cpu:
@@ -430,9 +431,12 @@ def cpu(inp: Inputs) -> Cpu:
         * plat.perf_per_ghz
         * params.lookup("ghz_factor", plat.arch)
     )
+    stall = dram_stall(inp)
+    # a command's DRAM stalls run where the command does (Redis's main thread, under memcached's
+    # lock's caller): in the serial shares as the cycles the stall lasts at this clock
     sigma = np.select(
         [inp.sys.serial_command, inp.sys.serial_write_lock],
-        [_command_share(inp), _write_lock_share(inp)],
+        [_command_share(inp, stall * hz), _write_lock_share(inp, stall * hz)],
         inp.sys.parameter(params, "usl_sigma"),
     )
     kappa = inp.sys.parameter(params, "usl_kappa")
@@ -447,7 +451,7 @@ def cpu(inp: Inputs) -> Cpu:
         * np.minimum(cores_avail, 1.0)  # a node whose daemons' idle load leaves under one core
     )
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
-    return Cpu(tpc, cores, threads, thread_hz, devices, daemons, virt)
+    return Cpu(tpc, cores, threads, thread_hz, devices, daemons, virt, stall)
 
 
 def core_clock(plat: PlatformArrays, busy_cores: np.ndarray) -> np.ndarray:
@@ -486,26 +490,28 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
     return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
 
 
-def _command_share(inp: Inputs) -> np.ndarray:
+def _command_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose commands run on one thread [-]: the commands'
     share of a request's CPU, ``c_cmd / (c_cmd + c_msg / iodepth)`` (the request messages, shared
-    by the commands pipelined in them, spread over the threads). With ``n`` threads the capacity
-    is ``n / (1 + sigma (n - 1))`` single threads: one thread's at ``n = 1``, the main thread's
-    ``1 / c_cmd`` as ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
+    by the commands pipelined in them, spread over the threads); ``c_cmd`` includes the
+    command's DRAM stalls, ``stall_cycles`` (:func:`dram_stall` at the thread's clock). With ``n``
+    threads the capacity is ``n / (1 + sigma (n - 1))`` single threads: one thread's at ``n = 1``,
+    the main thread's ``1 / c_cmd`` as ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
     f = inp.cfg["read_fraction"]
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
-    command = f * read + (1 - f) * write
+    command = f * read + (1 - f) * write + stall_cycles
     message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(command + message > 0, command / (command + message), 0.0)
 
 
-def _write_lock_share(inp: Inputs) -> np.ndarray:
+def _write_lock_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose writes allocate under a process-wide lock [-]:
     the locked cycles' share of a node's request CPU, ``(1 - f) R w c_lock / (f C_r + (1 - f) R
     C_w)`` with ``R`` write replicas, ``w`` writing statements and ``C_r`` / ``C_w`` the cycles a
-    read / a write replica is charged (:func:`_operation_cycles`; page misses excluded).
+    read / a write replica is charged (:func:`_operation_cycles`; page misses excluded) and
+    its statements' DRAM stalls (``stall_cycles`` each: :func:`dram_stall` at the thread's clock).
     memcached's ``slabs_alloc`` and ``slabs_free`` take the global ``slabs_lock`` (slabs.c), which
     a SET needs for its new item and for the one it replaces, while a GET takes only its striped
     item lock: GETs scale with threads, SETs level off at ``hz / c_lock`` per node (Gunther 2007,
@@ -518,9 +524,29 @@ def _write_lock_share(inp: Inputs) -> np.ndarray:
     locked = np.where(sys_.serial_write_lock, sys_.parameter(inp.params, "cpu_cycles_write_lock"), 0.0)
     locked = locked * _write_statements(inp.knobs)
     op_r, op_w = _operation_cycles(inp)
-    total = f * op_r + (1 - f) * copies * op_w
+    stalls = stall_cycles * inp.knobs["statements_per_op"].astype(float)
+    total = f * (op_r + stalls) + (1 - f) * copies * (op_w + stalls)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, np.minimum((1 - f) * copies * locked / total, 1.0), 0.0)
+
+
+def dram_stall(inp: Inputs) -> np.ndarray:
+    """Time one statement waits for DRAM [s]: ``m x t_dram x llc_miss_share``.
+
+    ``m`` (``dram_misses_per_op``, per system; 0 unless its spec counts them) is the dependent
+    cache lines a command walks -- an in-memory store's hash bucket, entry, key and value
+    object -- each a last-level-cache miss when the data does not fit the cache
+    (:func:`llc_miss_share`); ``t_dram`` (``dram_latency_s``) the load-to-use latency of one.
+    Time, not cycles: DRAM latency has barely moved while cores' clocks and work per GHz grew
+    (J. Chang, 'Memory Latency II', 2018; Graviton2, EPYC and Xeon near identical at ~81-90 ns,
+    AnandTech 2020), so a newer core speeds up a pointer-chasing command less than SPECint says
+    (the cycles of :func:`_operation_cycles` scale with it). Other systems' stalls stay inside
+    their fitted cycles. Assumptions: the misses are dependent (none overlap) and a stalled
+    thread holds its core (an SMT sibling's use of the stall is not credited)."""
+    misses = inp.sys.parameter(inp.params, "dram_misses_per_op")
+    if not (misses > 0).any():  # no such system in the grid: skip the cache's hit ratio
+        return np.zeros(inp.size)
+    return misses * inp.params["dram_latency_s"] * llc_miss_share(inp)
 
 
 def _check_smt(plat: PlatformArrays, tpc: np.ndarray) -> None:
@@ -1055,9 +1081,10 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
     hz, host = cpu_.thread_hz, dev.host_cost
     op_r, op_w = _operation_cycles(inp)
+    stall = cpu_.dram_stall * inp.knobs["statements_per_op"].astype(float)  # [s], at any clock
     # a page read costs cpu_cycles_miss whether the device or the OS page cache serves it
-    read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz
-    write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz
+    read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz + stall
+    write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz + stall
     return Demands(
         cpu_read=read + dev.reads_per_read * host,
         cpu_write=write + (dev.sync_data + dev.reads_per_write) * host,

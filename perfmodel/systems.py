@@ -107,7 +107,7 @@ SERIAL = {
 #: optional parameters and their value when neither the set nor the spec has them
 OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0, "cpu_cycles_row": 0.0,
                        "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0,
-                       "cpu_cycles_write_lock": 0.0}  # fmt: skip
+                       "cpu_cycles_write_lock": 0.0, "dram_misses_per_op": 0.0}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -187,8 +187,8 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 9.24, "ceph": 1.40, "fio": 2.31, "memcached": 1.84, "mysql": 1.33, "opengauss": 1.16,
-    "postgresql": 1.18, "redis": 1.67, "rocksdb": 5.47, "scylla": 13.04,
+    "cassandra": 9.24, "ceph": 1.40, "fio": 2.31, "memcached": 1.90, "mysql": 1.33, "opengauss": 1.16,
+    "postgresql": 1.18, "redis": 1.38, "rocksdb": 5.47, "scylla": 13.04,
 }  # fmt: skip
 # raised: postgresql 1.80 -> 1.81 (1.7995 -> 1.8022) when an operation's CPU time got the SCV of its
 # statements (MySQL 1.92 -> 1.69); PostgreSQL's TPC-C p95s had leaned on the exponential spread.
@@ -225,6 +225,11 @@ LOSO_REACHED = {
 # is missing; tidwall's Redis p99s, whose step to twice the mean for the slowest 1-2% no queue makes
 # (gap colocated-load-generator), lost the same at 256 connections, where a fixed service time's
 # saturated wait is narrow (as the simulator's).
+# memcached 1.84 -> 1.90 (1.8390 -> 1.8962; zero-shot 1.95 -> 1.79, Redis 1.67 -> 1.37) when an in-memory
+# store's commands came to wait for DRAM in time, not cycles (chain.dram_stall: 2 dependent misses per
+# memcached command, 90 ns each, counted from the code): fitted without tidwall, the message cost still
+# comes from sevmc's SEV-SNP guest (gap colocated-guest-messages), and the stall, which a Graviton4
+# core does not shorten, takes tidwall's held-out throughputs further below the recorded ones.
 
 
 def test_corpus_leave_one_source_out_does_not_regress(stored):

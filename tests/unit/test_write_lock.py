@@ -29,7 +29,8 @@ def _workload(read_fraction, iodepth=1, clients=512):
 
 def _model(read_fraction, threads, iodepth=1, nodes=1, rf=1, **values):
     knobs = {k: values.pop(k) for k in list(values) if k in ("statements_per_op", "read_statements_per_op")}
-    params = perfmodel.load_parameters("default").with_values(**values) if values else "default"
+    values.setdefault("dram_misses_per_op[memcached]", 0.0)  # the lock alone (test_dram_stall.py: both)
+    params = perfmodel.load_parameters("default").with_values(**values)
     w = replace(_workload(read_fraction, iodepth), replication_factor=rf)
     return chain.build(PLATFORM, w, nodes=nodes, system="memcached", params=params, thread_cap=threads,
                        **knobs)  # fmt: skip

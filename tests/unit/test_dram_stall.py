@@ -1,0 +1,102 @@
+"""An in-memory store's commands wait for DRAM (``chain.dram_stall``): ``dram_misses_per_op`` dependent
+last-level-cache misses of ``dram_latency_s`` each, scaled by the share of accesses that miss the cache.
+Time, not cycles: a faster core shortens the cycles of a command, not its stalls. Checked against the
+closed form, on the demands, in the serial shares, and for monotonicity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import perfmodel
+from perfmodel import chain
+from perfmodel.workload import Workload
+
+PLATFORM = "arm-graviton4-c8g-8xlarge"
+L3_PLATFORM = "kunpeng-taishan200-2280-7260"  # l3_mib in the catalog
+BIG, SMALL = 1e11, 1e5  # data sets far beyond and far within the node's last-level cache [B]
+
+
+def _build(
+    system, dataset_bytes=BIG, read_fraction=1.0, iodepth=1, params="default", platform=PLATFORM, **knobs
+):
+    op = {1.0: "read", 0.0: "write"}.get(read_fraction, "mixed")
+    w = Workload(operation=op, read_fraction=read_fraction, object_bytes=64, dataset_bytes=dataset_bytes,
+                 clients=64, iodepth=iodepth, replication_factor=1)  # fmt: skip
+    return chain.build(platform, w, system=system, params=params, **knobs)
+
+
+@pytest.mark.parametrize("system", ["redis", "memcached"])
+def test_the_stall_is_misses_times_latency_times_the_miss_share(system):
+    p = perfmodel.load_parameters("default")
+    m = _build(system)
+    share = chain.llc_miss_share(m.inputs)[0]
+    assert share > 0.99  # 100 GB against tens of MB of cache
+    expected = p[f"dram_misses_per_op[{system}]"] * p["dram_latency_s"] * share
+    assert m.cpu.dram_stall[0] == pytest.approx(expected, rel=1e-12)
+    assert m.cpu.dram_stall[0] > 0
+
+
+def test_a_data_set_the_cache_holds_does_not_stall():
+    """A TaiShan 200 with 128 MiB of L3 over 4 NUMA nodes: 100 kB of keys stay in it, 100 GB do not.
+    (A catalog entry without an L3 size takes every access to miss: chain.llc_miss_share.)"""
+    small, big = (
+        _build("redis", dataset_bytes=d, platform=L3_PLATFORM).cpu.dram_stall[0] for d in (SMALL, BIG)
+    )
+    assert small < 0.01 * big and big > 0
+
+
+def test_systems_without_counted_misses_do_not_stall():
+    m = chain.build("x86-xeon-8380-2s", Workload(operation="read", object_bytes=1000, dataset_bytes=BIG,
+                    clients=8), system="mysql", params="default")  # fmt: skip
+    assert m.cpu.dram_stall[0] == 0.0
+
+
+def test_the_stall_is_time_on_the_cpu_demand_not_cycles():
+    """The demand is cycles / thread_hz + the stall: the stall part does not scale with the clock."""
+    p = perfmodel.load_parameters("default")
+    base = _build("redis")
+    none = _build("redis", params=p.with_values(**{"dram_misses_per_op[redis]": 0.0}))
+    stall = base.cpu.dram_stall[0]
+    # with one thread (Redis's commands run serially) the two share every other cost and clock
+    # except through the serial share, which the stall enters; undo the clocks to compare
+    cycles_base = (base.demands.cpu_read[0] - stall) * base.cpu.thread_hz[0]
+    cycles_none = none.demands.cpu_read[0] * none.cpu.thread_hz[0]
+    assert cycles_base == pytest.approx(cycles_none, rel=1e-9)
+    # twice the latency, twice the stall, the cycles untouched
+    slow = _build("redis", params=p.with_values(dram_latency_s=2 * p["dram_latency_s"]))
+    assert slow.cpu.dram_stall[0] == pytest.approx(2 * stall, rel=1e-12)
+
+
+def test_redis_commands_stall_on_the_main_thread():
+    """Redis's serial share is the commands' share of a request, their stalls included:
+    ``(c + s) / (c + s + c_msg / iodepth)`` with ``s`` the stall in cycles at the thread's clock; so
+    with the stall, extra I/O threads help less (a lower USL efficiency per thread)."""
+    p = perfmodel.load_parameters("default")
+    c, msg = p["cpu_cycles_read[redis]"], p["cpu_cycles_message[redis]"]
+    for iodepth, extra in ((1, 500.0), (16, 2000.0)):
+        inp = _build("redis", iodepth=iodepth).inputs
+        share = chain._command_share(inp, np.array([extra]))[0]
+        assert share == pytest.approx((c + extra) / (c + extra + msg / iodepth), rel=1e-12)
+    none = p.with_values(**{"dram_misses_per_op[redis]": 0.0})
+    with_stall, without = (_build("redis", params=q, thread_cap=4) for q in ("default", none))
+    assert with_stall.cpu.threads[0] == without.cpu.threads[0] == 4
+    assert with_stall.cpu.thread_hz[0] < without.cpu.thread_hz[0]  # the larger serial share
+
+
+@settings(max_examples=25, deadline=None)
+@given(misses=st.floats(0.0, 20.0), more=st.floats(1.0, 5.0), f=st.sampled_from([0.0, 0.5, 1.0]))
+def test_more_misses_never_raise_throughput(misses, more, f):
+    p = perfmodel.load_parameters("default")
+    w = Workload(operation={1.0: "read", 0.0: "write"}.get(f, "mixed"), read_fraction=f, object_bytes=64,
+                 dataset_bytes=BIG, clients=256, iodepth=4, replication_factor=1)  # fmt: skip
+    a, b = (
+        perfmodel.predict(
+            PLATFORM, w, system="memcached", params=p.with_values(**{"dram_misses_per_op[memcached]": v})
+        )
+        for v in (misses, min(misses * more + 0.5, 40.0))
+    )
+    assert b["throughput_ops_s"].iloc[0] <= a["throughput_ops_s"].iloc[0] * (1 + 1e-9)
+    assert b["read_latency_mean_ms"].iloc[0] >= a["read_latency_mean_ms"].iloc[0] * (1 - 1e-9) or f == 0.0
