@@ -9,12 +9,13 @@ per-configuration demands, then solves all configurations together here:
   Seidmann, Schweitzer & Shalev-Oren 1987; Lazowska et al. 1984, sec. 7.4).
   Its error against exact MVA is measured in docs/queueing.md (median
   throughput error < 1 %). Reads and writes are one aggregate class whose
-  queues both see; each class's wait is then the jobs an arrival finds times
-  the station's mean job (FCFS: the same per visit whatever the class), and
-  background jobs are open arrivals beside the closed customers.
-* **open loop** (Poisson arrivals): each station is an M/M/c queue at its
-  utilisation; a station at utilisation >= 1 is saturated (infinite latency,
-  flagged).
+  queues both see; each class's wait is then recovered from its own demand
+  per customer found (the usual disaggregation), and background jobs are open
+  arrivals beside the closed customers, waited for at their own size at a
+  drive's FCFS queue.
+* **open loop** (Poisson arrivals): each station is an M/G/c queue at its
+  utilisation (Erlang C with the Allen-Cunneen factor over the job mix); a
+  station at utilisation >= 1 is saturated (infinite latency, flagged).
 
 Background work (flushes, compactions, checkpoints) is charged by the caller
 to the writes that cause it, so the device's capacity bounds their rate; no
@@ -99,9 +100,9 @@ class Network:
     #: the solvers load every instance like the busiest, ``mult / imbalance`` instances' worth
     imbalance: np.ndarray | float = 1.0
     #: stations whose queue serves jobs in arrival order (a drive's command queue): in the closed
-    #: solver a visit there waits for the jobs it finds at the job mix's mean service, whatever its
-    #: class; elsewhere (time-shared threads) each class waits its own demand per customer found,
-    #: as processor sharing does. The open solver and the simulator queue FCFS everywhere.
+    #: solver a visit there waits for the background jobs it finds at their own size; elsewhere
+    #: (time-shared threads) they only load the station. Requests found cost each class its own
+    #: demand everywhere. The open solver and the simulator queue FCFS everywhere.
     fcfs: np.ndarray | bool = True
 
     def __post_init__(self) -> None:
@@ -131,6 +132,15 @@ class Network:
             raise ValueError("scv: every station's service SCV must be finite and >= 0")
 
 
+def background_jobs(net: Network) -> np.ndarray:
+    """Mean work of the background job each write replica leaves at each station [s] (M, K):
+    ``load_write - destage - flush`` (a write that does not visit a station leaves its destage
+    there as such a job too), 0 where that is rounding noise (below 1e-9 of ``load_write``)."""
+    destage = np.where(net.v_write > 0, net.destage, 0.0)
+    own = net.load_write - destage - net.flush
+    return np.where(own > 1e-9 * net.load_write, own, 0.0)
+
+
 def job_mix(net: Network):
     """The jobs each station serves, per request: ``(jobs, mean, scv)``, each (M, K).
 
@@ -150,8 +160,7 @@ def job_mix(net: Network):
     c2 = net.scv
     n_r, n_w = f * net.v_read, (1 - f) * copies * net.v_write
     destage = np.where(net.v_write > 0, net.destage, 0.0)
-    # background work of a job of its own, per write replica (flush bursts are no such jobs)
-    own = np.maximum(net.load_write - destage - net.flush, 0.0)
+    own = background_jobs(net)
     n_b = np.where(own > 0, (1 - f) * copies, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         s_r = np.where(net.v_read > 0, net.d_read / net.v_read, 0.0)
@@ -177,7 +186,7 @@ def service_scv(net: Network) -> np.ndarray:
 
 
 def waiting_scv(net: Network) -> np.ndarray:
-    """The service SCV the solvers' waits use [-] (M, K): the visit mix's (:func:`service_scv`)
+    """The service SCV the solvers' waits use [-] (M, K): the job mix's (:func:`service_scv`)
     up to 1. Below 1 a waiting request meets a shorter residual than an exponential's (fixed
     statement times: Pollaczek-Khinchine's (1 + c^2) / 2); above it -- reads and writes of very
     different times at one station -- the waits stay the exponential network's, on which the
@@ -363,20 +372,21 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # thin them -- the mixed open / closed network of Lazowska et al. 1984, sec. 7.4); flush
     # bursts load the station as the requests' own work does
     a_own = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + (destage + flush) / c)
-    a_bg = (1 - f)[:, None] * copies * np.maximum(load - destage - flush, 0.0) / c
+    a_bg = (1 - f)[:, None] * copies * background_jobs(net)[:, qc] / c
     a_req = a_own + a_bg  # queueing work per request and server
     scale = ((n - 1) / n)[:, None] / m
     # Schweitzer's equations in one unknown: with sigma_k = (N - 1) / (N m_k) the queue
     # Q_k = X a_k (1 + sigma_k Q_k) gives Q_k = X a_k / (1 - X a_k sigma_k), so the cycle
     # time Z + R(X) is increasing in X and X (Z + R(X)) = N has one root below
-    # min_k 1 / (a_k sigma_k). Safeguarded Newton on it, vectorised, continued only on
-    # the configurations not yet within ``tol`` (the same fixed point as the classic
-    # substitution, which converges slowly near saturation with many clients).
+    # min_k 1 / a_sig_k (a_sig = a_own sigma + a_bg / m: background jobs are not thinned).
+    # Safeguarded Newton on it, vectorised, continued only on the configurations not yet
+    # within ``tol`` (the same fixed point as the classic substitution, which converges slowly
+    # near saturation with many clients).
     sigma = scale
     a_sig = a_own * sigma + a_bg / m  # the arrival-instant busy share per unit throughput
     # the customer in service when a request arrives has a mean residual (1 + c^2) / 2 of its
-    # service (c^2 the SCV of the station's visit mix, service_scv), not a whole one: with
-    # y = X a sigma the arrival-instant busy share and kappa = (1 - c^2) / 2, the wait is
+    # service (c^2 the SCV of the station's job mix, service_scv), not a whole one: with
+    # y = X a_sig the arrival-instant busy share and kappa = (1 - c^2) / 2, the wait is
     # D / c (A - kappa y (1 - y)), A = y / (1 - y) the customers found. At light load this is
     # the mean-value argument for the M/G/1 wait (those waiting need a whole service, the one in
     # service its residual E[S^2] / (2 E[S]); Adan & van der Wal, 'Mean values techniques', in
@@ -390,16 +400,17 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # against the simulator.
     scv_q = waiting_scv(net)[:, qc]
     kappa = 0.5 * (1.0 - scv_q)
-    # A class's wait per job found, per request. At an FCFS station (``net.fcfs``: a drive's
-    # queue) a visit waits for the jobs it finds, each at the mix's mean service (reads, writes and
-    # background jobs alike; :func:`job_mix`), whatever its own class -- as the open solver's
-    # M/G/c wait and the simulator do; at a time-shared one each class waits its own demand per
-    # customer found (processor sharing: R = D / (1 - U) per class). One class alone: both are
-    # D / c per customer found (Seidmann).
+    # A class's wait per customer found, per request: its own demand D / c for the requests found
+    # (Seidmann; the usual disaggregation, exact for processor sharing), and at a station whose
+    # queue serves in arrival order (``net.fcfs``: a drive's) the background jobs found at their
+    # own size -- the found work's background share ``bg`` (of the arrival-instant busy share)
+    # times the station's mean job (:func:`job_mix`) per visit, as the open solver's M/G/c wait
+    # and the simulator charge them. Without background jobs this is the requests' own demand.
     s_job = job_mix(net)[1][:, qc]
-    fcfs = net.fcfs[:, qc]
-    u_r = np.where(fcfs, vr_k * s_job / c, a_r)
-    u_w = np.where(fcfs, vw_k * s_job / c, a_w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bg = np.where(net.fcfs[:, qc] & (a_sig > 0), (a_bg / m) / a_sig, 0.0)
+    u_r = a_r * (1.0 - bg) + vr_k * s_job / c * bg
+    u_w = a_w * (1.0 - bg) + vw_k * s_job / c * bg
     w_k = fr[:, None] * u_r + gw[:, None] * u_w  # wait weight in the mean cycle
     base = z + fr * service_r + fw * service_w
     with np.errstate(divide="ignore"):
@@ -460,7 +471,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         cut = np.where(neck_corr > 0, np.clip(gap / neck_corr, 0.0, 1.0), 0.0)
     keep = np.ones_like(residual)
     keep[rows, neck] = 1.0 - cut
-    ahead = arrive - residual * keep  # the wait in service times D / c
+    ahead = arrive - residual * keep  # the wait in units of u_r / u_w (customers found)
     rr_q = dr + u_r * ahead
     rw_q = dw + u_w * ahead  # one replica's residence
     # Where the capacity bound binds before the population does, the clients' cycle is

@@ -25,7 +25,7 @@ import numpy as np
 
 from perfmodel import storage
 from perfmodel.sim.distributions import Distribution, from_moments
-from perfmodel.solve import STATIONS, Network
+from perfmodel.solve import STATIONS, Network, background_jobs
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,7 @@ def config_from_network(
         raise ValueError("arrival_rate: give exactly one of arrival_rate (open) and population (closed)")
     row = np.atleast_2d
     destage = np.where(row(net.v_write)[i] > 0, row(net.destage)[i], 0.0)
-    background = np.clip(row(net.load_write)[i] - destage - row(net.flush)[i], 0.0, None)
+    background = row(background_jobs(net))[i]
     return SimConfig(
         d_read=tuple(float(v) for v in row(net.d_read)[i]),
         d_write=tuple(float(v) for v in row(net.d_write)[i]),

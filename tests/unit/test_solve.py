@@ -10,6 +10,7 @@ from perfmodel.solve import (
     STATIONS,
     Network,
     ack_factors,
+    background_jobs,
     class_moments,
     gamma_ppf,
     job_mix,
@@ -494,22 +495,74 @@ def test_open_read_wait_behind_background_jobs_is_pollaczek_khinchine(scv):
     assert sol.w_read[0, 1] == pytest.approx(rate * second / (2 * (1 - rho)), rel=1e-12)
 
 
-def test_a_writes_destage_lengthens_its_own_job_not_a_job_of_its_own():
-    """A write visit of 0.1 ms followed by 0.3 ms of destage on the same server is one job of 0.4 ms
-    with ``E[S^2] = s^2 (1 + c^2) + 2 s e + e^2`` (the destage a fixed time, as the simulator holds
-    it), not two jobs: the M/G/1 wait of reads and such writes is Pollaczek-Khinchine's over them."""
+@pytest.mark.parametrize("scv", [0.0, 0.5])
+def test_a_writes_destage_lengthens_its_own_job_not_a_job_of_its_own(scv):
+    """A write visit of 0.1 ms followed by 0.3 ms of destage on the same server is one job with
+    ``E[S^2] = s^2 (1 + c^2) + 2 s e + e^2`` (the destage a fixed time, as the simulator holds it),
+    not two jobs: the M/G/1 wait of reads and such writes is Pollaczek-Khinchine's over them."""
     s_r, s_w, e, f, rate = 200e-6, 100e-6, 300e-6, 0.5, 2000.0
     row = lambda *v: np.array([v], dtype=float)  # noqa: E731
-    net = Network(d_read=row(s_r), d_write=row(s_w), servers=row(1.0), mult=row(1), scv=row(0.0),
+    net = Network(d_read=row(s_r), d_write=row(s_w), servers=row(1.0), mult=row(1), scv=row(scv),
                   read_fraction=np.array([f]), copies=np.array([1]), acks=np.array([1]),
                   load_write=row(e), destage=row(e))  # fmt: skip
-    jobs, mean, _ = job_mix(net)
+    jobs, mean, mix = job_mix(net)
     assert jobs[0, 0] == pytest.approx(1.0) and mean[0, 0] == pytest.approx(f * s_r + (1 - f) * (s_w + e))
+    second = f * s_r**2 * (1 + scv) + (1 - f) * (s_w**2 * (1 + scv) + 2 * s_w * e + e**2)
+    assert mix[0, 0] == pytest.approx(second / mean[0, 0] ** 2 - 1, rel=1e-12)
     rho = rate * mean[0, 0]
-    second = f * s_r**2 + (1 - f) * (s_w + e) ** 2  # fixed times
     sol = solve_open(net, np.array([rate]))
     assert sol.w_read[0, 0] == pytest.approx(rate * second / (2 * (1 - rho)), rel=1e-12)
     assert sol.w_write[0, 0] == pytest.approx(sol.w_read[0, 0], rel=1e-12)  # FCFS: one wait per visit
+
+
+def test_a_destage_where_the_write_does_not_visit_is_a_background_job():
+    """A write that leaves a destage at a station it does not visit leaves it as a job of its own;
+    background work that is rounding noise is none."""
+    net = _behind_background(200e-6, 0.0, 0.6, 1.0, destage=300e-6)  # the write never visits there
+    assert background_jobs(net)[0, 1] == pytest.approx(300e-6)
+    jobs, mean, _ = job_mix(net)
+    assert jobs[0, 1] == pytest.approx(0.6 + 0.4) and mean[0, 1] == pytest.approx(0.6 * 200e-6 + 0.4 * 300e-6)
+    one = np.ones((1, 1))
+    noise = Network(one, one, one, one, one, np.array([0.5]), np.array([1]), np.array([1]),
+                    load_write=one * (1e-4 + 2e-4), destage=one * 2e-4, flush=one * 1e-4)  # fmt: skip
+    assert background_jobs(noise)[0, 0] == 0.0 and job_mix(noise)[0][0, 0] == pytest.approx(1.0)
+
+
+def test_one_client_still_waits_behind_background_jobs_and_only_at_a_drive():
+    """Background jobs are open arrivals: the arrival theorem's (N - 1) / N does not thin them, so
+    one client alone waits behind them (in the simulator it waits behind its own: docs/simulator.md);
+    at a time-shared station (``fcfs`` False) they only load it."""
+    net = _behind_background(200e-6, 400e-6, 0.6, 1.0)
+    one = solve_closed(net, np.array([1.0]), np.array([0.0]))
+    assert one.w_read[0, 1] > 0
+    shared = Network(net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction, net.copies,
+                     net.acks, load_write=net.load_write, fcfs=False)  # fmt: skip
+    for n in (1.0, 8.0):
+        fifo = solve_closed(net, np.array([n]), np.array([0.0]))
+        ps = solve_closed(shared, np.array([n]), np.array([0.0]))
+        assert ps.w_read[0, 1] < fifo.w_read[0, 1]  # 0.4 ms jobs cost more than the read's own 0.2
+        for sol in (fifo, ps):  # Little's law either way
+            cycle = 0.6 * sol.r_read[0].sum() + 0.4 * sol.r_write[0].sum()
+            assert sol.throughput[0] * cycle == pytest.approx(n, rel=1e-6)
+
+
+def test_the_simulator_gets_the_background_work_as_the_solvers_count_it():
+    from perfmodel.sim import config_from_network
+
+    def net_with(load, destage=0.0, flush=0.0, d_write=0.0):
+        z = np.zeros((1, K))
+        d_read, d_w, lw, ds, fl = z.copy(), z.copy(), z.copy(), z.copy(), z.copy()
+        d_read[0, DEVICE], d_w[0, DEVICE], d_w[0, FIXED] = 2e-4, d_write, 1e-3
+        lw[0, DEVICE], ds[0, DEVICE], fl[0, DEVICE] = load, destage, flush
+        servers = np.ones((1, K))
+        servers[0, FIXED] = np.inf
+        return Network(d_read, d_w, servers, np.ones((1, K)), np.ones((1, K)), np.array([0.5]), np.array([1]),
+                       np.array([1]), load_write=lw, destage=ds, flush=fl)  # fmt: skip
+
+    cfg = config_from_network(net_with(4e-4), population=4)  # the write never visits the device
+    assert cfg.background[DEVICE] == pytest.approx(4e-4) and not cfg.destage
+    cfg = config_from_network(net_with(5e-4, destage=3e-4, flush=1e-4, d_write=1e-4), arrival_rate=100.0)
+    assert cfg.destage[DEVICE] == pytest.approx(3e-4) and cfg.background[DEVICE] == pytest.approx(1e-4)
 
 
 def test_destage_beyond_the_background_work_is_refused():

@@ -58,12 +58,9 @@ def test_dm8_write_tail_agrees_with_the_simulator(nodes):
     assert np.isclose(cfg.offered_utilization()[DEV], sim["util_device"], rtol=0.05)
 
 
-def test_a_closed_loops_reads_wait_for_the_background_jobs_they_find():
-    """32 clients, no think time: reads (0.2 ms at the device, then 1 ms elsewhere) and writes
-    (1 ms elsewhere) each leave a 0.4 ms background job on the device. The device is the
-    bottleneck, and a read waits for every job it finds there, background jobs at their own
-    0.4 ms: 13.0 ms simulated. Charging each job found the read's own 0.2 ms, as the closed
-    solver did, gave 6.2 ms."""
+def _reads_behind_background(population):
+    """Reads (0.2 ms at the device, then 1 ms elsewhere) and writes (1 ms elsewhere), each write
+    leaving a 0.4 ms background job on the device; ``population`` clients, no think time."""
     from perfmodel.sim import config_from_network
     from perfmodel.solve import Network, solve_closed
 
@@ -75,11 +72,29 @@ def test_a_closed_loops_reads_wait_for_the_background_jobs_they_find():
     servers[0, fixed], scv[0, fixed] = np.inf, 0.0
     net = Network(d_read, d_write, servers, np.ones((1, k)), scv, np.array([0.6]), np.array([1]),
                   np.array([1]), load_write=load)  # fmt: skip
-    sol = solve_closed(net, np.array([32.0]), np.array([0.0]))
-    cfg = config_from_network(net, population=32)
+    sol = solve_closed(net, np.array([float(population)]), np.array([0.0]))
+    cfg = config_from_network(net, population=population)
     assert cfg.background[DEV] == pytest.approx(400e-6)
     sim = simulate_config(cfg, requests=200_000, replications=2, seed=1, keep_records=False, workers=1)
-    sim = sim.summary.iloc[0]
+    return sol, sim.summary.iloc[0]
+
+
+def test_a_closed_loops_reads_wait_for_the_background_jobs_they_find():
+    """32 clients: the device is the bottleneck, and a read waits for every job it finds there,
+    background jobs at their own 0.4 ms: 13.0 ms simulated. Charging each job found the read's
+    own 0.2 ms, as the closed solver did, gave 6.2 ms."""
+    sol, sim = _reads_behind_background(32)
     assert sol.throughput[0] == pytest.approx(sim["throughput_ops_s"], rel=0.02)
     wait_sim = sim["read_latency_mean_ms"] * 1e-3 - 1.2e-3
     assert sol.w_read[0, DEV] == pytest.approx(wait_sim, rel=0.05)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (docs/simulator.md): at light load a client's own background job sits ahead of "
+    "its next read, which the arrival theorem cannot see (0.15 ms against 0.26 simulated at 2 clients)",
+)
+def test_a_light_closed_loops_reads_wait_behind_their_own_background_jobs():
+    sol, sim = _reads_behind_background(2)
+    wait_sim = sim["read_latency_mean_ms"] * 1e-3 - 1.2e-3
+    assert sol.w_read[0, DEV] == pytest.approx(wait_sim, rel=0.15)
