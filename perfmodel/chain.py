@@ -393,6 +393,7 @@ class Cpu:
     daemons: np.ndarray  # daemons per node (1 where the system has none)
     virtualization: np.ndarray
     dram_stall: np.ndarray  # time a statement waits for DRAM, at any clock [s] (:func:`dram_stall`)
+    usl_efficiency: np.ndarray  # the threads' USL efficiency [-]: thread_hz's and the stall's share
 
 
 def cpu(inp: Inputs) -> Cpu:
@@ -433,25 +434,25 @@ def cpu(inp: Inputs) -> Cpu:
     )
     stall = dram_stall(inp)
     # a command's DRAM stalls run where the command does (Redis's main thread, under memcached's
-    # lock's caller): in the serial shares as the cycles the stall lasts at this clock
-    sigma = np.select(
-        [inp.sys.serial_command, inp.sys.serial_write_lock],
-        [_command_share(inp, stall * hz), _write_lock_share(inp, stall * hz)],
-        inp.sys.parameter(params, "usl_sigma"),
-    )
+    # lock's caller): in the serial shares as the cycles the stall lasts at the thread's clock
     kappa = inp.sys.parameter(params, "usl_kappa")
     share = scaling.threads_sharing_core(busy, np.maximum(cores_avail, 1.0), tpc)
-    thread_hz = (
+    clock = (  # a thread's clock before contention [reference cycles / s]
         hz
         * scaling.smt_yield(share, params.lookup("smt_alpha", plat.arch))
         / share
-        * scaling.usl_efficiency(threads, sigma, kappa)
         / _numa_slowdown(inp, threads, tpc)
         * virt_eff
         * np.minimum(cores_avail, 1.0)  # a node whose daemons' idle load leaves under one core
     )
+    sigma = np.select(
+        [inp.sys.serial_command, inp.sys.serial_write_lock],
+        [_command_share(inp, stall * clock), _write_lock_share(inp, stall * clock)],
+        inp.sys.parameter(params, "usl_sigma"),
+    )
+    efficiency = scaling.usl_efficiency(threads, sigma, kappa)
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
-    return Cpu(tpc, cores, threads, thread_hz, devices, daemons, virt, stall)
+    return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency)
 
 
 def core_clock(plat: PlatformArrays, busy_cores: np.ndarray) -> np.ndarray:
@@ -541,8 +542,9 @@ def dram_stall(inp: Inputs) -> np.ndarray:
     (J. Chang, 'Memory Latency II', 2018; Graviton2, EPYC and Xeon near identical at ~81-90 ns,
     AnandTech 2020), so a newer core speeds up a pointer-chasing command less than SPECint says
     (the cycles of :func:`_operation_cycles` scale with it). Other systems' stalls stay inside
-    their fitted cycles. Assumptions: the misses are dependent (none overlap) and a stalled
-    thread holds its core (an SMT sibling's use of the stall is not credited)."""
+    their fitted cycles. Assumptions: the misses are dependent (none overlap); an SMT sibling
+    runs during a thread's stall (the stall is not stretched by the core's sharing), and a
+    remote NUMA node's longer latency stays on the cycles (:func:`_numa_slowdown`), not here."""
     misses = inp.sys.parameter(inp.params, "dram_misses_per_op")
     if not (misses > 0).any():  # no such system in the grid: skip the cache's hit ratio
         return np.zeros(inp.size)
@@ -1081,7 +1083,9 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
     hz, host = cpu_.thread_hz, dev.host_cost
     op_r, op_w = _operation_cycles(inp)
-    stall = cpu_.dram_stall * inp.knobs["statements_per_op"].astype(float)  # [s], at any clock
+    # [s], at any clock; slowed by the threads' contention as their cycles are (USL as slower
+    # threads: the stall is part of the serial share, so Amdahl's bound holds with it)
+    stall = cpu_.dram_stall / cpu_.usl_efficiency * inp.knobs["statements_per_op"].astype(float)
     # a page read costs cpu_cycles_miss whether the device or the OS page cache serves it
     read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz + stall
     write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz + stall
