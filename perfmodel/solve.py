@@ -398,7 +398,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # exponential network's wait, c^2 taken as 1 (:func:`waiting_scv`): the AMVA is a
     # product-form method, and that spread is a known limit. An approximation checked
     # against the simulator.
-    scv_q = waiting_scv(net)[:, qc]
+    _, s_mix, scv_mix = job_mix(net)  # once: the waits' SCV and the background jobs' size
+    scv_q = np.minimum(scv_mix, 1.0)[:, qc]  # waiting_scv
     kappa = 0.5 * (1.0 - scv_q)
     # A class's wait per customer found, per request: its own demand D / c for the requests found
     # (Seidmann; the usual disaggregation, exact for processor sharing), and at a station whose
@@ -406,7 +407,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # own size -- the found work's background share ``bg`` (of the arrival-instant busy share)
     # times the station's mean job (:func:`job_mix`) per visit, as the open solver's M/G/c wait
     # and the simulator charge them. Without background jobs this is the requests' own demand.
-    s_job = job_mix(net)[1][:, qc]
+    s_job = s_mix[:, qc]
     with np.errstate(invalid="ignore", divide="ignore"):
         bg = np.where(net.fcfs[:, qc] & (a_sig > 0), (a_bg / m) / a_sig, 0.0)
     u_r = a_r * (1.0 - bg) + vr_k * s_job / c * bg
@@ -637,7 +638,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     work = f * dr + (1 - f) * copies * (dw + net.load_write)
     util = np.where(delay, 0.0, x[:, None] * work * net.imbalance / (c * net.mult))
     saturated_k = util >= 1.0
-    jobs, s_job, _ = job_mix(net)  # every job a visit waits behind, background jobs included
+    jobs, s_job, scv_mix = job_mix(net)  # every job a visit waits behind, background jobs included
     with np.errstate(divide="ignore", invalid="ignore"):
         rho = np.clip(util, 0.0, 1.0 - 1e-12)
         p_visit = np.where(delay, 0.0, erlang_c_unchecked(c, c * rho))
@@ -646,7 +647,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
         w_visit = np.where(
             delay | (visits == 0) | (jobs == 0),
             0.0,
-            p_visit * s_job / (c * (1.0 - rho)) * 0.5 * (1.0 + waiting_scv(net)),
+            p_visit * s_job / (c * (1.0 - rho)) * 0.5 * (1.0 + np.minimum(scv_mix, 1.0)),  # waiting_scv
         )
     w_visit = np.where(saturated_k, np.inf, w_visit)
     with np.errstate(invalid="ignore"):
