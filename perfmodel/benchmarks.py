@@ -157,6 +157,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("numa_binding", "choice", False, "process bound to NUMA nodes or not", NUMA_BINDINGS, config=True),
     Column("log_files", "int", False, "database redo log files [count]", config=True),
     Column("virtualized", "bool", False, "runs in a VM / hyper-converged (true/false)", config=True),
+    Column(
+        "client_colocated",
+        "bool",
+        False,
+        "the load generator runs on the server's own cores (pinned to the same CPUs), so its work per "
+        "request takes them (true/false; blank = false: its own cores or host)",
+        config=True,
+    ),
     Column("read_source", "choice", False, "reads served from cache or disk", READ_SOURCES, config=True),
     Column(
         "client_link_gbps",
@@ -618,7 +626,8 @@ def load_benchmarks(
     for col in COLUMNS:
         if col.kind in ("int", "float", "fraction", "number"):
             frame[col.name] = frame[col.name].astype(float)
-    frame["virtualized"] = frame["virtualized"].map(lambda v: v if isinstance(v, bool) else pd.NA)
+    for col in ("virtualized", "client_colocated"):
+        frame[col] = frame[col].map(lambda v: v if isinstance(v, bool) else pd.NA)
     arches = {p: catalog.platform(p).arch for p in set(frame["platform_id"]) if p}
     frame["family"] = frame["platform_id"].map(lambda p: arches.get(p, ""))
     frame["collection"] = [

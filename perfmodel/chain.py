@@ -120,6 +120,7 @@ class SystemArrays:
     serial_write_lock: np.ndarray
     group_commit: np.ndarray
     page_cache: np.ndarray
+    client_mirrors_commands: np.ndarray
 
     def take(self, values) -> np.ndarray:
         """One value per spec, spread to the configurations."""
@@ -373,6 +374,7 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         serial_write_lock=np.array([s.serial == "write_lock" for s in specs])[codes],
         group_commit=flag("group_commit"),
         page_cache=flag("page_cache"),
+        client_mirrors_commands=flag("client_mirrors_commands"),
     )
 
 
@@ -432,7 +434,8 @@ def cpu(inp: Inputs) -> Cpu:
         * plat.perf_per_ghz
         * params.lookup("ghz_factor", plat.arch)
     )
-    stall = dram_stall(inp)
+    miss = llc_miss_share(inp)  # once: the stalls and the NUMA slowdown both take it
+    stall = dram_stall(inp, miss)
     # a command's DRAM stalls run where the command does (Redis's main thread, under memcached's
     # lock's caller): in the serial shares as the cycles the stall lasts at the thread's clock
     kappa = inp.sys.parameter(params, "usl_kappa")
@@ -441,7 +444,7 @@ def cpu(inp: Inputs) -> Cpu:
         hz
         * scaling.smt_yield(share, params.lookup("smt_alpha", plat.arch))
         / share
-        / _numa_slowdown(inp, threads, tpc)
+        / _numa_slowdown(inp, threads, tpc, miss)
         * virt_eff
         * np.minimum(cores_avail, 1.0)  # a node whose daemons' idle load leaves under one core
     )
@@ -493,8 +496,9 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
 
 def _command_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose commands run on one thread [-]: the commands'
-    share of a request's CPU, ``c_cmd / (c_cmd + c_msg / iodepth)`` (the request messages, shared
-    by the commands pipelined in them, spread over the threads); ``c_cmd`` includes the
+    share of a request's CPU, ``c_cmd / (c_cmd + c_msg / iodepth + c_client)`` (the request
+    messages, shared by the commands pipelined in them, and a co-located load generator's work,
+    :func:`client_cycles`, spread over the threads); ``c_cmd`` includes the
     command's DRAM stalls, ``stall_cycles`` (:func:`dram_stall` at the thread's clock). With ``n``
     threads the capacity is ``n / (1 + sigma (n - 1))`` single threads: one thread's at ``n = 1``,
     the main thread's ``1 / c_cmd`` as ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
@@ -502,7 +506,8 @@ def _command_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
     command = f * read + (1 - f) * write + stall_cycles
-    message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
+    # the messages and a co-located load generator's work (client_cycles) run on any thread
+    message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"] + client_cycles(inp)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(command + message > 0, command / (command + message), 0.0)
 
@@ -531,13 +536,14 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
         return np.where(total > 0, np.minimum((1 - f) * copies * locked / total, 1.0), 0.0)
 
 
-def dram_stall(inp: Inputs) -> np.ndarray:
+def dram_stall(inp: Inputs, miss: np.ndarray | None = None) -> np.ndarray:
     """Time one statement waits for DRAM [s]: ``m x t_dram x llc_miss_share``.
 
     ``m`` (``dram_misses_per_op``, per system; 0 unless its spec counts them) is the dependent
     cache lines a command walks -- an in-memory store's hash bucket, entry, key and value
     object -- each a last-level-cache miss when the data does not fit the cache
-    (:func:`llc_miss_share`); ``t_dram`` (``dram_latency_s``) the load-to-use latency of one.
+    (:func:`llc_miss_share`, or ``miss`` when the caller has it); ``t_dram`` (``dram_latency_s``)
+    the load-to-use latency of one.
     Time, not cycles: DRAM latency has barely moved while cores' clocks and work per GHz grew
     (J. Chang, 'Memory Latency II', 2018; Graviton2, EPYC and Xeon near identical at ~81-90 ns,
     AnandTech 2020), so a newer core speeds up a pointer-chasing command less than SPECint says
@@ -548,7 +554,7 @@ def dram_stall(inp: Inputs) -> np.ndarray:
     misses = inp.sys.parameter(inp.params, "dram_misses_per_op")
     if not (misses > 0).any():  # no such system in the grid: skip the cache's hit ratio
         return np.zeros(inp.size)
-    return misses * inp.params["dram_latency_s"] * llc_miss_share(inp)
+    return misses * inp.params["dram_latency_s"] * (llc_miss_share(inp) if miss is None else miss)
 
 
 def _check_smt(plat: PlatformArrays, tpc: np.ndarray) -> None:
@@ -578,12 +584,12 @@ def _daemon_idle(inp: Inputs) -> np.ndarray:
     )
 
 
-def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray) -> np.ndarray:
+def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray, miss: np.ndarray) -> np.ndarray:
     """NUMA slowdown over the nodes the configured threads span, on the accesses that leave the
     last-level cache: a binding is set for the threads the server starts, and its memory stays
     spread over those nodes however few threads are busy. A remote node's memory costs more only
     where an access goes to memory at all -- a working set the socket's cache holds never leaves
-    it -- so the spread's extra cost is scaled by :func:`llc_miss_share`."""
+    it -- so the spread's extra cost is scaled by ``miss``, :func:`llc_miss_share`."""
     plat = inp.plat
     cores_per_node = plat.cores / plat.numa_nodes
     bound = inp.knobs["numa_binding"].astype(bool)
@@ -594,7 +600,7 @@ def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray) -> np.ndar
         inp.params["numa_same_socket_penalty"],
         inp.params["numa_cross_socket_penalty"],
     )
-    return 1.0 + llc_miss_share(inp) * (spread - 1.0)
+    return 1.0 + miss * (spread - 1.0)
 
 
 def llc_miss_share(inp: Inputs) -> np.ndarray:
@@ -1040,6 +1046,27 @@ def _keys_and_rows(knobs: dict) -> tuple[np.ndarray, np.ndarray]:
     return keys, rows
 
 
+def client_cycles(inp: Inputs) -> np.ndarray:
+    """Cycles per statement a load generator on the server's cores takes from them [cycles].
+
+    Zero unless knob ``client_colocated`` says the load generator is pinned to the server's CPUs.
+    Then, per statement, the load generator's socket work for its share of a request message --
+    the server's own, ``cpu_cycles_message / iodepth``: each side writes one message, waits for
+    the other's and reads it -- and, where the spec says a command is protocol work
+    (``client_mirrors_commands``: an in-memory store's GET and SET), the server's read command
+    ``cpu_cycles_read``: the load generator formats each request and parses each reply as the
+    server parses and formats them. Assumptions: the load generator speaks the server's protocol
+    as a peer (memtier, redis-benchmark); its own bookkeeping (key generation, latency
+    histograms) is not counted; its threads run where the server's do (the same CPUs), so its
+    work queues at the server's threads. Time-sharing tails (a thread waiting out the other's
+    scheduler slice) are not modelled."""
+    sys_, params = inp.sys, inp.params
+    colocated = inp.knobs["client_colocated"].astype(float)
+    message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
+    command = np.where(sys_.client_mirrors_commands, sys_.parameter(params, "cpu_cycles_read"), 0.0)
+    return colocated * (message + command)
+
+
 def _operation_cycles(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
     """CPU cycles of a read and of a write replica, page misses and host I/O cost excluded [cycles]:
     statements, request messages, erasure-coded sub-reads, keys, rows and parsing."""
@@ -1067,8 +1094,10 @@ def _operation_cycles(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
     # a prepared one skips that (PostgreSQL documentation, PREPARE)
     unprepared = 1.0 - settings.fill(inp.knobs["prepared"], 1.0).astype(float)
     parse = sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
-    # only the node the SQL reaches parses it; op_w is charged to each of a write's replicas
-    op_r, op_w = op_r + extra + parse, op_w + extra + parse / inp.cfg["replication_factor"]
+    # only the node the SQL reaches parses it, and a load generator on the server's cores works
+    # once per operation; op_w is charged to each of a write's replicas
+    once = parse + client_cycles(inp) * statements
+    op_r, op_w = op_r + extra + once, op_w + extra + once / inp.cfg["replication_factor"]
     return op_r, op_w
 
 

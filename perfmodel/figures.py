@@ -147,6 +147,9 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     for key in ("osds_per_device", "cores_per_device", "log_files"):
         if not _blank(row.get(key)):
             knobs[key] = float(row[key])
+    colocated = row.get("client_colocated")
+    if colocated is True or colocated == "true":  # the load generator shares the server's cores
+        knobs["client_colocated"] = True
     virtualized = row.get("virtualized")
     if virtualized is True or virtualized == "true":
         knobs["virtualization"] = "boost" if "boost" in str(get("variant", "")) else "untuned"

@@ -77,6 +77,15 @@ KNOBS: dict[str, Knob] = {
             "warm, or cold: after a restart every read misses",
             choices=("warm", "cold"),
         ),  # fmt: skip
+        Knob(
+            "client_colocated",
+            "bool",
+            "",
+            False,
+            "the load generator runs on the server's cores: its socket work per request message, and "
+            "per command where the system's spec says a command is protocol work (an in-memory "
+            "store's), takes the server's CPU (chain.client_cycles)",
+        ),
         Knob("numa_binding", "bool", "", False, "the process is bound to the NUMA nodes it needs"),
         Knob("osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)"),
         Knob("cores_per_device", "number", "count", UNSET, "cores per data device (caps cores)"),

@@ -48,6 +48,11 @@ serial             ``command``: every command runs on one thread (Redis's main t
                    ``slabs_lock``), held ``cpu_cycles_write_lock`` cycles; reads take only
                    striped locks, so the serial fraction is the writes' locked share of
                    the CPU (replaces ``usl_sigma``)
+client_mirrors_commands  a command's cycles (``cpu_cycles_read``) are protocol work -- parse a
+                   request, look a key up, format the reply -- which a load generator mirrors
+                   (it formats the request and parses the reply): with the load generator on
+                   the server's cores (knob ``client_colocated``) each command costs them
+                   twice (an in-memory store's; a SQL statement's execution has no such mirror)
 tpcc_statements    SQL statements of an average TPC-C transaction, for systems whose CPU and
                    page costs are per statement (blank: 1, costs are per transaction)
 tpcc_statements_scv  squared coefficient of variation of the statements per TPC-C transaction
@@ -162,6 +167,7 @@ class SystemSpec:
     serial: str = ""
     group_commit: bool = False
     page_cache: bool = False
+    client_mirrors_commands: bool = False
     hooks: tuple[str, ...] = ()
     parameters: Mapping[str, float] = field(default_factory=dict)
     #: name -> (unit, bounds, source) of the spec's own parameters
@@ -270,6 +276,7 @@ _KEYS = {
     "serial",
     "group_commit",
     "page_cache",
+    "client_mirrors_commands",
     "hooks",
     "parameters",
     "sources",
@@ -364,7 +371,16 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         if value is not None and value not in choices:
             add(key, f"must be one of {', '.join(choices)}, got {value!r}")
         out[key] = value
-    flags = ("remote", "data_cache", "read_before_write", "lsm", "coordinator", "group_commit", "page_cache")
+    flags = (
+        "remote",
+        "data_cache",
+        "read_before_write",
+        "lsm",
+        "coordinator",
+        "group_commit",
+        "page_cache",
+        "client_mirrors_commands",
+    )
     for key in flags:
         value = doc.get(key)
         if value is not None and not isinstance(value, bool):

@@ -112,6 +112,9 @@ def configurations():
         ("x86-dl380-e5-2630v4", "mysql", {"statements_per_op": 14}),
         ("x86-dl380-e5-2630v4", "redis", {"thread_cap": 8, "network": "loopback"}),
         ("x86-dl380-e5-2630v4", "memcached", {"thread_cap": 16}),
+        # a load generator on the server's cores (chain.client_cycles)
+        ("x86-dl380-e5-2630v4", "memcached", {"thread_cap": 16, "client_colocated": True}),
+        ("x86-dl380-e5-2630v4", "redis", {"thread_cap": 8, "network": "loopback", "client_colocated": True}),
     ]
     for platform, system, knobs in special:
         rows.extend(_row(platform, name, system, knobs) for name in WORKLOADS)
