@@ -396,6 +396,8 @@ class Cpu:
     virtualization: np.ndarray
     dram_stall: np.ndarray  # time a statement waits for DRAM, at any clock [s] (:func:`dram_stall`)
     usl_efficiency: np.ndarray  # the threads' USL efficiency [-]: thread_hz's and the stall's share
+    #: share of a co-located load generator's work the server's threads carry [-] (:func:`client_share`)
+    client_share: np.ndarray
 
 
 def cpu(inp: Inputs) -> Cpu:
@@ -429,6 +431,7 @@ def cpu(inp: Inputs) -> Cpu:
         1.0,
     )
     busy = _busy_threads(inp, threads)
+    on_threads = client_share(threads, cores_avail, tpc)
     hz = (
         core_clock(plat, np.minimum(busy, cores_avail))
         * plat.perf_per_ghz
@@ -450,12 +453,12 @@ def cpu(inp: Inputs) -> Cpu:
     )
     sigma = np.select(
         [inp.sys.serial_command, inp.sys.serial_write_lock],
-        [_command_share(inp, stall * clock), _write_lock_share(inp, stall * clock)],
+        [_command_share(inp, stall * clock, on_threads), _write_lock_share(inp, stall * clock, on_threads)],
         inp.sys.parameter(params, "usl_sigma"),
     )
     efficiency = scaling.usl_efficiency(threads, sigma, kappa)
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
-    return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency)
+    return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency, on_threads)
 
 
 def core_clock(plat: PlatformArrays, busy_cores: np.ndarray) -> np.ndarray:
@@ -494,11 +497,11 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
     return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
 
 
-def _command_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
+def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose commands run on one thread [-]: the commands'
     share of a request's CPU, ``c_cmd / (c_cmd + c_msg / iodepth + c_client)`` (the request
     messages, shared by the commands pipelined in them, and a co-located load generator's work,
-    :func:`client_cycles`, spread over the threads); ``c_cmd`` includes the
+    :func:`client_cycles` with its ``client_share``, spread over the threads); ``c_cmd`` includes the
     command's DRAM stalls, ``stall_cycles`` (:func:`dram_stall` at the thread's clock). With ``n``
     threads the capacity is ``n / (1 + sigma (n - 1))`` single threads: one thread's at ``n = 1``,
     the main thread's ``1 / c_cmd`` as ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
@@ -506,13 +509,18 @@ def _command_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
     command = f * read + (1 - f) * write + stall_cycles
-    # the messages and a co-located load generator's work (client_cycles) run on any thread
-    message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"] + client_cycles(inp)
+    # the messages and a co-located load generator's work (client_cycles, once per operation: a
+    # write replica carries 1 / rf of it, as _operation_cycles charges it) run on any thread
+    once = f + (1 - f) / inp.cfg["replication_factor"]
+    message = (
+        sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
+        + client_cycles(inp, client_share) * once
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(command + message > 0, command / (command + message), 0.0)
 
 
-def _write_lock_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
+def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose writes allocate under a process-wide lock [-]:
     the locked cycles' share of a node's request CPU, ``(1 - f) R w c_lock / (f C_r + (1 - f) R
     C_w)`` with ``R`` write replicas, ``w`` writing statements and ``C_r`` / ``C_w`` the cycles a
@@ -529,7 +537,7 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0) -> np.ndarray:
         return np.zeros(inp.size)
     locked = np.where(sys_.serial_write_lock, sys_.parameter(inp.params, "cpu_cycles_write_lock"), 0.0)
     locked = locked * _write_statements(inp.knobs)
-    op_r, op_w = _operation_cycles(inp)
+    op_r, op_w = _operation_cycles(inp, client_share)
     stalls = stall_cycles * inp.knobs["statements_per_op"].astype(float)
     total = f * (op_r + stalls) + (1 - f) * copies * (op_w + stalls)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -1046,28 +1054,41 @@ def _keys_and_rows(knobs: dict) -> tuple[np.ndarray, np.ndarray]:
     return keys, rows
 
 
-def client_cycles(inp: Inputs) -> np.ndarray:
-    """Cycles per statement a load generator on the server's cores takes from them [cycles].
+def client_share(threads: np.ndarray, cores: np.ndarray, tpc: np.ndarray) -> np.ndarray:
+    """Share of a co-located load generator's work that lands on the server's threads [-]:
+    ``min(1, threads / (cores x threads_per_core))``. The load generator is pinned to the cores the
+    server may use; its threads spread over their hardware threads, and those the server's threads
+    do not occupy take their share of its work (a server with 8 threads on 32 cores carries a
+    quarter of it; sevmc's 30 threads on 30 vCPUs all of it). A first-order split: idle hardware
+    threads absorbing more than their share, and an SMT sibling's slowdown of the server's thread,
+    are not modelled."""
+    return np.minimum(threads / np.maximum(cores * tpc, 1.0), 1.0)
+
+
+def client_cycles(inp: Inputs, share=1.0) -> np.ndarray:
+    """Cycles per statement a load generator on the server's cores takes from the server's threads
+    [cycles].
 
     Zero unless knob ``client_colocated`` says the load generator is pinned to the server's CPUs.
     Then, per statement, the load generator's socket work for its share of a request message --
     the server's own, ``cpu_cycles_message / iodepth``: each side writes one message, waits for
     the other's and reads it -- and, where the spec says a command is protocol work
     (``client_mirrors_commands``: an in-memory store's GET and SET), the server's read command
-    ``cpu_cycles_read``: the load generator formats each request and parses each reply as the
-    server parses and formats them. Assumptions: the load generator speaks the server's protocol
-    as a peer (memtier, redis-benchmark); its own bookkeeping (key generation, latency
-    histograms) is not counted; its threads run where the server's do (the same CPUs), so its
-    work queues at the server's threads. Time-sharing tails (a thread waiting out the other's
-    scheduler slice) are not modelled."""
+    ``cpu_cycles_read`` (a SET's too: the load generator's side of a SET is a request to format and
+    a reply to parse, not an item to store): the load generator formats each request and parses
+    each reply as the server parses and formats them; times ``share``, the part of it the server's
+    threads carry (:func:`client_share`). Assumptions: the load generator speaks the server's
+    protocol as a peer (memtier, redis-benchmark); its own bookkeeping (key generation, latency
+    histograms) is not counted. Time-sharing tails (a thread waiting out the other's scheduler
+    slice) and the wakeups of idle threads are not modelled."""
     sys_, params = inp.sys, inp.params
     colocated = inp.knobs["client_colocated"].astype(float)
     message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
     command = np.where(sys_.client_mirrors_commands, sys_.parameter(params, "cpu_cycles_read"), 0.0)
-    return colocated * (message + command)
+    return colocated * share * (message + command)
 
 
-def _operation_cycles(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
+def _operation_cycles(inp: Inputs, client_share=1.0) -> tuple[np.ndarray, np.ndarray]:
     """CPU cycles of a read and of a write replica, page misses and host I/O cost excluded [cycles]:
     statements, request messages, erasure-coded sub-reads, keys, rows and parsing."""
     sys_, params = inp.sys, inp.params
@@ -1096,7 +1117,7 @@ def _operation_cycles(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
     parse = sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
     # only the node the SQL reaches parses it, and a load generator on the server's cores works
     # once per operation; op_w is charged to each of a write's replicas
-    once = parse + client_cycles(inp) * statements
+    once = parse + client_cycles(inp, client_share) * statements
     op_r, op_w = op_r + extra + once, op_w + extra + once / inp.cfg["replication_factor"]
     return op_r, op_w
 
@@ -1111,7 +1132,7 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     )  # fmt: skip
     cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
     hz, host = cpu_.thread_hz, dev.host_cost
-    op_r, op_w = _operation_cycles(inp)
+    op_r, op_w = _operation_cycles(inp, cpu_.client_share)
     # [s], at any clock; slowed by the threads' contention as their cycles are (USL as slower
     # threads: the stall is part of the serial share, so Amdahl's bound holds with it)
     stall = cpu_.dram_stall / cpu_.usl_efficiency * inp.knobs["statements_per_op"].astype(float)

@@ -82,9 +82,10 @@ KNOBS: dict[str, Knob] = {
             "bool",
             "",
             False,
-            "the load generator runs on the server's cores: its socket work per request message, and "
-            "per command where the system's spec says a command is protocol work (an in-memory "
-            "store's), takes the server's CPU (chain.client_cycles)",
+            "the load generator is pinned to the cores the server may use: its socket work per request "
+            "message, and per command where the system's spec says a command is protocol work (an "
+            "in-memory store's), takes the server's threads' share of those cores' hardware threads "
+            "(chain.client_cycles, chain.client_share)",
         ),
         Knob("numa_binding", "bool", "", False, "the process is bound to the NUMA nodes it needs"),
         Knob("osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)"),

@@ -51,8 +51,9 @@ serial             ``command``: every command runs on one thread (Redis's main t
 client_mirrors_commands  a command's cycles (``cpu_cycles_read``) are protocol work -- parse a
                    request, look a key up, format the reply -- which a load generator mirrors
                    (it formats the request and parses the reply): with the load generator on
-                   the server's cores (knob ``client_colocated``) each command costs them
-                   twice (an in-memory store's; a SQL statement's execution has no such mirror)
+                   the server's cores (knob ``client_colocated``) each command costs them a
+                   read command more (an in-memory store's; a SQL statement's execution has no
+                   such mirror)
 tpcc_statements    SQL statements of an average TPC-C transaction, for systems whose CPU and
                    page costs are per statement (blank: 1, costs are per transaction)
 tpcc_statements_scv  squared coefficient of variation of the statements per TPC-C transaction

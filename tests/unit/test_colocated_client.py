@@ -1,8 +1,9 @@
 """A load generator on the server's cores (knob ``client_colocated``, ``chain.client_cycles``) takes
 its work per request from them: the server's socket work per message, and the server's read command
-where the spec says a command is protocol work (``client_mirrors_commands``). Checked against the
+where the spec says a command is protocol work (``client_mirrors_commands``), the server's threads
+carrying their share of the cores' hardware threads (``chain.client_share``). Checked against the
 closed form, on the demands, against the CPU-bound capacity, against Amdahl's bound of Redis's
-main thread, and for the figure column that sets it."""
+main thread and memcached's lock, and for the figure column that sets it."""
 
 from __future__ import annotations
 
@@ -34,10 +35,14 @@ def _build(system, params="default", **kw):
 
 @pytest.mark.parametrize("system", ["memcached", "redis"])
 @pytest.mark.parametrize("iodepth", [1, 16])
-def test_an_in_memory_stores_load_generator_mirrors_its_message_and_command(system, iodepth):
+@pytest.mark.parametrize("read_fraction", [1.0, 0.0])
+def test_an_in_memory_stores_load_generator_mirrors_its_message_and_command(system, iodepth, read_fraction):
+    """A SET's load-generator side is a request to format and a reply to parse: the read command's
+    cycles, not the write's (the defaults differ, so a write mirrored as a write would fail)."""
     p = perfmodel.load_parameters("default")
-    alone = _build(system, iodepth=iodepth)
-    shared = _build(system, iodepth=iodepth, client_colocated=True)
+    assert p[f"cpu_cycles_read[{system}]"] != p[f"cpu_cycles_write[{system}]"]
+    alone = _build(system, iodepth=iodepth, read_fraction=read_fraction)
+    shared = _build(system, iodepth=iodepth, read_fraction=read_fraction, client_colocated=True)
     assert chain.client_cycles(alone.inputs)[0] == 0.0
     expected = p[f"cpu_cycles_message[{system}]"] / iodepth + p[f"cpu_cycles_read[{system}]"]
     assert chain.client_cycles(shared.inputs)[0] == pytest.approx(expected, rel=1e-12)
@@ -55,14 +60,37 @@ def test_a_sql_servers_load_generator_mirrors_only_its_socket_work(tmp_path):
     assert chain.client_cycles(inp)[0] == pytest.approx(1500.0, rel=1e-12)
 
 
-def test_the_load_generators_work_is_on_the_servers_cpu_demand():
+@pytest.mark.parametrize(("threads", "share"), [(32, 1.0), (8, 0.25)])
+def test_the_server_threads_carry_their_share_of_the_load_generators_work(threads, share):
     """memcached GETs take no lock, so the threads' clock is the same with and without the load
-    generator and the demand grows by exactly its cycles at that clock."""
-    alone = _build("memcached", iodepth=4)
-    shared = _build("memcached", iodepth=4, client_colocated=True)
+    generator and the demand grows by exactly its cycles at that clock, times the server threads'
+    share of the 32 cores the load generator is pinned to (8 threads: a quarter)."""
+    alone = _build("memcached", iodepth=4, thread_cap=threads)
+    shared = _build("memcached", iodepth=4, thread_cap=threads, client_colocated=True)
+    assert shared.cpu.threads[0] == threads and shared.cpu.client_share[0] == share
     assert shared.cpu.thread_hz[0] == alone.cpu.thread_hz[0]
-    extra = chain.client_cycles(shared.inputs)[0] / shared.cpu.thread_hz[0]
+    extra = share * chain.client_cycles(shared.inputs)[0] / shared.cpu.thread_hz[0]
+    assert extra > 0
     assert shared.demands.cpu_read[0] - alone.demands.cpu_read[0] == pytest.approx(extra, rel=1e-9)
+
+
+def test_client_share_closed_form():
+    threads, cores, tpc = (
+        np.array([30.0, 8.0, 1.0, 64.0]),
+        np.array([15.0, 32.0, 1.0, 16.0]),
+        np.array([2.0, 1, 2, 2]),
+    )
+    assert chain.client_share(threads, cores, tpc).tolist() == [1.0, 0.25, 0.5, 1.0]
+
+
+def test_a_replicated_write_charges_the_load_generator_once_per_operation():
+    """Each of a write's replicas is charged 1 / rf of the load generator's work, so the replicas
+    together carry it once."""
+    w = replace(_workload(read_fraction=0.0, iodepth=2), replication_factor=2)
+    m = {c: chain.build(PLATFORM, w, nodes=2, system="memcached", params="default", thread_cap=32,
+                        client_colocated=c) for c in (False, True)}  # fmt: skip
+    op = {c: chain._operation_cycles(m[c].inputs, 1.0)[1][0] for c in m}
+    assert 2 * (op[True] - op[False]) == pytest.approx(chain.client_cycles(m[True].inputs)[0], rel=1e-12)
 
 
 def test_a_saturated_store_loses_the_load_generators_share_of_its_cores():
@@ -87,10 +115,12 @@ def test_redis_main_thread_keeps_amdahls_bound_with_a_co_located_load_generator(
     alone = _build("redis", iodepth=16, thread_cap=16)
     shared = _build("redis", iodepth=16, thread_cap=16, client_colocated=True)
     c, msg = p["cpu_cycles_read[redis]"], p["cpu_cycles_message[redis]"]
+    on = shared.cpu.client_share[0]
+    assert on == 0.5  # 16 threads on 32 cores
     stall = shared.cpu.dram_stall[0] * (shared.cpu.thread_hz / shared.cpu.usl_efficiency)[0]
-    share = chain._command_share(shared.inputs, np.array([stall]))[0]
-    assert share == pytest.approx((c + stall) / (c + stall + msg / 16 + msg / 16 + c), rel=1e-12)
-    assert share < chain._command_share(alone.inputs, np.array([stall]))[0]
+    share = chain._command_share(shared.inputs, np.array([stall]), on)[0]
+    assert share == pytest.approx((c + stall) / (c + stall + msg / 16 + on * (msg / 16 + c)), rel=1e-12)
+    assert share < chain._command_share(alone.inputs, np.array([stall]), on)[0]
     clock = (shared.cpu.thread_hz / shared.cpu.usl_efficiency)[0]
     bound = 1 / (c / clock + shared.cpu.dram_stall[0])
     w = replace(shared.inputs.workload, clients=4096)
@@ -115,9 +145,36 @@ def test_a_co_located_load_generator_never_raises_throughput(f, iodepth, clients
     assert b["latency_mean_ms"].iloc[0] >= a["latency_mean_ms"].iloc[0] * (1 - 1e-9)
 
 
+def test_memcached_sets_keep_the_locks_bound_with_a_co_located_load_generator():
+    """The load generator's work dilutes the lock's share without raising its bound ``clock / c_lock``."""
+    p = perfmodel.load_parameters("default")
+    m = _build("memcached", read_fraction=0.0, iodepth=16, thread_cap=32, client_colocated=True)
+    clock = (m.cpu.thread_hz / m.cpu.usl_efficiency)[0]
+    bound = clock / p["cpu_cycles_write_lock[memcached]"]
+    w = replace(m.inputs.workload, clients=4096)
+    x = perfmodel.predict(
+        PLATFORM, w, system="memcached", params="default", thread_cap=32, client_colocated=True
+    )
+    assert m.cpu.client_share[0] == 1.0
+    assert x["throughput_ops_s"].iloc[0] <= bound * (1 + 1e-9)
+
+
 def test_the_figure_column_sets_the_knob():
     data = perfmodel.load_benchmarks()
     row = data[data["client_colocated"].eq(True)].iloc[0].to_dict()
     assert figures.figure_config(row)["client_colocated"] is True
     other = data[(data["system"] == "memcached") & data["client_colocated"].isna()].iloc[0].to_dict()
     assert "client_colocated" not in figures.figure_config(other)
+
+
+def test_a_baseline_can_switch_the_load_generator_off():
+    from perfmodel.benchmarks import parse_baseline
+
+    assert parse_baseline("client_colocated=false") == {"client_colocated": False}
+    assert parse_baseline("client_colocated=true") == {"client_colocated": True}
+    assert "client_colocated" not in figures.figure_config({**_row(), "client_colocated": False})
+
+
+def _row():
+    data = perfmodel.load_benchmarks()
+    return data[data["client_colocated"].eq(True)].iloc[0].to_dict()
