@@ -499,22 +499,23 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
 
 def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose commands run on one thread [-]: the commands'
-    share of a request's CPU, ``c_cmd / (c_cmd + c_msg / iodepth + c_client)`` (the request
-    messages, shared by the commands pipelined in them, and a co-located load generator's work,
-    :func:`client_cycles` with its ``client_share``, spread over the threads); ``c_cmd`` includes the
-    command's DRAM stalls, ``stall_cycles`` (:func:`dram_stall` at the thread's clock). With ``n``
-    threads the capacity is ``n / (1 + sigma (n - 1))`` single threads: one thread's at ``n = 1``,
-    the main thread's ``1 / c_cmd`` as ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
-    f = inp.cfg["read_fraction"]
+    share of a node's request CPU, ``c_cmd / (c_cmd + c_msg / iodepth + c_client / copies)`` per
+    command a node runs. A node runs ``copies = f + (1 - f) R`` commands per operation (``f``
+    reads, ``R`` write replicas), so ``c_cmd = (f c_r + (1 - f) R c_w) / copies`` plus the
+    command's DRAM stalls, ``stall_cycles`` (:func:`dram_stall` at the thread's clock); the
+    request messages, shared by the commands pipelined in them, come with each command, and a
+    co-located load generator's work (:func:`client_cycles` with its ``client_share``) once per
+    operation -- both spread over the threads. With ``n`` threads the capacity is ``n / (1 +
+    sigma (n - 1))`` single threads: one thread's at ``n = 1``, the main thread's ``1 / c_cmd`` as
+    ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
+    f, copies = inp.cfg["read_fraction"], inp.cfg["replication_factor"]
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
-    command = f * read + (1 - f) * write + stall_cycles
-    # the messages and a co-located load generator's work (client_cycles, once per operation: a
-    # write replica carries 1 / rf of it, as _operation_cycles charges it) run on any thread
-    once = f + (1 - f) / inp.cfg["replication_factor"]
+    per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
+    command = (f * read + (1 - f) * copies * write) / per_op + stall_cycles
     message = (
         sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
-        + client_cycles(inp, client_share) * once
+        + client_cycles(inp, client_share) / per_op
     )
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(command + message > 0, command / (command + message), 0.0)
@@ -1058,10 +1059,11 @@ def client_share(threads: np.ndarray, cores: np.ndarray, tpc: np.ndarray) -> np.
     """Share of a co-located load generator's work that lands on the server's threads [-]:
     ``min(1, threads / (cores x threads_per_core))``. The load generator is pinned to the cores the
     server may use; its threads spread over their hardware threads, and those the server's threads
-    do not occupy take their share of its work (a server with 8 threads on 32 cores carries a
-    quarter of it; sevmc's 30 threads on 30 vCPUs all of it). A first-order split: idle hardware
-    threads absorbing more than their share, and an SMT sibling's slowdown of the server's thread,
-    are not modelled."""
+    do not occupy take their share of its work (a server with 8 threads on 32 hardware threads
+    carries a quarter of it; sevmc's 30 threads on 30 vCPUs all of it). ``threads`` are the
+    server's whether busy or not, ``cores`` those left for requests (not a daemon's idle load).
+    A first-order split: idle hardware threads absorbing more than their share, and an SMT
+    sibling's slowdown of the server's thread, are not modelled."""
     return np.minimum(threads / np.maximum(cores * tpc, 1.0), 1.0)
 
 

@@ -128,17 +128,40 @@ def test_redis_main_thread_keeps_amdahls_bound_with_a_co_located_load_generator(
     assert x["throughput_ops_s"].iloc[0] <= bound * (1 + 1e-9)
 
 
-@settings(max_examples=20, deadline=None)
+@pytest.mark.parametrize(("f", "rf"), [(0.5, 2), (0.5, 3), (0.9, 3)])
+@pytest.mark.parametrize("colocated", [False, True])
+def test_redis_main_threads_bound_holds_with_replicated_writes(f, rf, colocated):
+    """Each node's main thread runs ``f + (1 - f) rf`` commands per operation (a write on every
+    replica): the cluster stays below ``nodes / ((f c_r + (1 - f) rf c_w) / clock + (f + (1 - f)
+    rf) stall)`` with or without a load generator, whose work is per operation, not per replica (a
+    serial share weighting commands per operation let it raise throughput past the bound)."""
+    p = perfmodel.load_parameters("default")
+    w = replace(_workload(read_fraction=f, iodepth=16, clients=8192), replication_factor=rf)
+    kw = dict(nodes=3, system="redis", params="default", thread_cap=16, client_colocated=colocated)
+    m = chain.build(PLATFORM, w, **kw)
+    clock = (m.cpu.thread_hz / m.cpu.usl_efficiency)[0]
+    per_op = f + (1 - f) * rf
+    work = (f * p["cpu_cycles_read[redis]"] + (1 - f) * rf * p["cpu_cycles_write[redis]"]) / clock
+    bound = 3 / (work + per_op * m.cpu.dram_stall[0])
+    x = perfmodel.predict(PLATFORM, w, **kw)["throughput_ops_s"].iloc[0]
+    assert x <= bound * (1 + 1e-9)
+    assert x > 0.5 * bound  # 16 threads and 8192 clients: near the bound, not far below it
+
+
+@settings(max_examples=25, deadline=None)
 @given(
-    f=st.sampled_from([0.0, 0.5, 1.0]),
+    f=st.sampled_from([0.0, 0.5, 0.9, 1.0]),
     iodepth=st.sampled_from([1, 8, 64]),
     clients=st.sampled_from([8, 256]),
     system=st.sampled_from(["memcached", "redis"]),
+    rf=st.sampled_from([1, 2, 3]),
 )
-def test_a_co_located_load_generator_never_raises_throughput(f, iodepth, clients, system):
-    w = _workload(read_fraction=f, iodepth=iodepth, clients=clients)
+def test_a_co_located_load_generator_never_raises_throughput(f, iodepth, clients, system, rf):
+    w = replace(_workload(read_fraction=f, iodepth=iodepth, clients=clients), replication_factor=rf)
     a, b = (
-        perfmodel.predict(PLATFORM, w, system=system, params="default", thread_cap=8, client_colocated=c)
+        perfmodel.predict(
+            PLATFORM, w, nodes=3, system=system, params="default", thread_cap=8, client_colocated=c
+        )
         for c in (False, True)
     )
     assert b["throughput_ops_s"].iloc[0] <= a["throughput_ops_s"].iloc[0] * (1 + 1e-9)
