@@ -13,7 +13,10 @@ case's node count for its SLO by both methods. Minutes on two cores.
 
 ``--shipped`` runs only :func:`shipped` instead (every shipped workload file as the
 command line runs it, and without its flush bursts) into the ``shipped-workloads``
-block; ``--all`` runs both.
+block; ``--all`` runs both. ``--case NAME`` (repeatable; a case's name as in
+:data:`CASES`) reruns only the cases named and keeps every other case's rows in the
+block as they are (:func:`merge_block`): the write-heavy case with exponential flush
+sizes alone takes hours on two cores.
 """
 
 from __future__ import annotations
@@ -111,6 +114,23 @@ def markdown(tables: list[pd.DataFrame]) -> str:
     return "\n".join(lines + summary)
 
 
+def merge_block(old: str, tables: list[pd.DataFrame]) -> str:
+    """The node-sweep block with the cases of ``tables`` recomputed and every other case's rows
+    (its node counts and its SLO line) kept from the block ``old``, in :data:`CASES`' order."""
+    fresh = markdown(tables).split("\n")
+    kept = old.strip("\n").split("\n")
+    done = {str(t["case"].iloc[0]) for t in tables}
+    blank = fresh.index("")
+    rows, slo = [], []
+    for name in CASES:
+        lines = [line for line in (fresh if name in done else kept) if line.startswith(f"| {name} |")]
+        if not lines:
+            raise ValueError(f"case {name!r}: neither rerun nor in the existing block")
+        slo += [line for line in lines if line.startswith(f"| {name} | p99 <= ")]
+        rows += [line for line in lines if not line.startswith(f"| {name} | p99 <= ")]
+    return "\n".join(fresh[:2] + rows + fresh[blank : blank + 3] + slo)
+
+
 #: the shipped workload files, each on the platform the README / the file's comment runs it on
 SHIPPED = {"scylla-read-heavy.yaml": "power8-s821lc-10c", "dm8-tpcc.yaml": "kunpeng-r722"}
 SHIPPED_REPLICATIONS = 3
@@ -193,9 +213,13 @@ def shipped_markdown(table: pd.DataFrame) -> str:
 
 
 def main(argv=None) -> int:  # pragma: no cover - minutes of simulation
-    from perfmodel.validation_runs import replace_block
+    from perfmodel.validation_runs import read_block, replace_block
 
     args = sys.argv[1:] if argv is None else argv
+    only = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--case"]
+    unknown = [name for name in only if name not in CASES]
+    if unknown:
+        raise SystemExit(f"--case: unknown case {unknown[0]!r}; cases: {', '.join(map(repr, CASES))}")
     path = Path(__file__).resolve().parents[2] / "docs" / "simulator.md"
     text = path.read_text(encoding="utf-8")
     if "--shipped" in args or "--all" in args:
@@ -203,10 +227,11 @@ def main(argv=None) -> int:  # pragma: no cover - minutes of simulation
         text = replace_block(text, "shipped-workloads", shipped_markdown(shipped()))
     if "--shipped" not in args:
         tables = []
-        for name in CASES:
+        for name in only or CASES:
             print(f"{name} ...", file=sys.stderr, flush=True)
             tables.append(sweep(name))
-        text = replace_block(text, "node-sweep", markdown(tables))
+        body = merge_block(read_block(text, "node-sweep"), tables) if only else markdown(tables)
+        text = replace_block(text, "node-sweep", body)
     path.write_text(text, encoding="utf-8")
     print(f"wrote {path}")
     return 0

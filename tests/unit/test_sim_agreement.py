@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from perfmodel import chain
 from perfmodel._data import data_dir
@@ -60,3 +61,26 @@ def test_shipped_markdown_states_the_error_and_the_control():
     assert "| 130 / 100 (95-105) | +30.0% |" in text
     assert "99 / 100, -1.0% |" in text and "no flushes |" in text
     assert "Warning: b.yaml: too short" in text
+
+
+def _table(name, p99_predict, p99_sim):
+    n = len(p99_predict)
+    return pd.DataFrame({"case": name, "nodes": np.arange(4, 4 + n), "tail_event_share": 0.0,
+                         "p95_predict": 0.1, "p95_sim": 0.1, "p99_predict": p99_predict, "p99_sim": p99_sim,
+                         "p99_sim_low": p99_sim, "p99_sim_high": p99_sim, "p95_agrees": True,
+                         "p99_agrees": True})  # fmt: skip
+
+
+def test_merge_block_reruns_the_named_cases_and_keeps_the_others():
+    names = list(agreement.CASES)
+    old = agreement.markdown([_table(n, [30.0, 1.0], [30.0, 1.0]) for n in names])
+    rerun = _table(names[2], [25.0, 9.0], [26.0, 8.0])
+    merged = agreement.merge_block(old, [rerun])
+    full = agreement.markdown(
+        [rerun if n == names[2] else _table(n, [30.0, 1.0], [30.0, 1.0]) for n in names]
+    )
+    assert merged == full  # the same block as a full rerun with those numbers, in the cases' order
+    assert f"| {names[2]} | 5 | 0.00% | 0.1 / 0.1 | 9 / 8 (8-8) | yes |" in merged
+    assert f"| {names[2]} | p99 <= 20 ms | 5 | 5 | 2 of 2 node counts |" in merged
+    with pytest.raises(ValueError, match="neither rerun nor in the existing block"):
+        agreement.merge_block(old.replace(f"| {names[0]} |", "| other |"), [rerun])
