@@ -104,7 +104,7 @@ def test_a_saturated_store_loses_the_load_generators_share_of_its_cores():
         for c in (False, True)
     }
     d = {c: _build("memcached", iodepth=8, client_colocated=c).demands.cpu_read[0] for c in (False, True)}
-    assert x[True] / x[False] == pytest.approx(d[False] / d[True], rel=2e-3)
+    assert x[True] / x[False] == pytest.approx(d[False] / d[True], rel=1e-6)
     assert 0.5 < x[True] / x[False] < 1.0
 
 
