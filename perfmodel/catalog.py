@@ -130,6 +130,11 @@ class Platform:
     vendor: str = ""
     model: str = ""
     cpu_model: str = ""
+    #: a virtual machine's exits: the host time one takes, exit to re-entry [s], and the exits a
+    #: request message causes on the vCPU that receives it (interrupt, wakeup IPI, halt, timer);
+    #: blank: none counted (bare metal, or a guest whose exits were not measured)
+    vm_exit_s: float = math.nan
+    vm_exits_per_message: float = math.nan
     #: the core design (``data/microarchitectures.yaml``); blank: the family's default core
     microarchitecture: str = ""
     notes: str = ""
@@ -199,6 +204,8 @@ _PLATFORM_FIELDS: dict[str, tuple[str, float, str]] = {
     "l3_mib": ("l3_bytes", 2.0**20, "optfloat"),
     "mem_bandwidth_gbs": ("mem_bandwidth_bytes_s", GB, "optfloat"),
     "rack_units": ("rack_units", 1, "optfloat"),
+    "vm_exit_us": ("vm_exit_s", 1e-6, "optfloat"),
+    "vm_exits_per_message": ("vm_exits_per_message", 1, "optfloat"),
     "vendor": ("vendor", 1, "optstr"),
     "model": ("model", 1, "optstr"),
     "cpu_model": ("cpu_model", 1, "optstr"),
@@ -269,6 +276,8 @@ _MAXIMUM = {
     "read_latency_us": (1e6, "a second per I/O"),
     "write_latency_us": (1e6, "a second per I/O"),
     "gbps": (1e5, "one link"),
+    "vm_exit_us": (1e4, "10 ms, a scheduler slice: one VM exit"),
+    "vm_exits_per_message": (100.0, "exits one message causes"),
     "latency_us": (1e6, "a second one way"),
 }
 
@@ -427,6 +436,12 @@ def _build_platform(kwargs: dict, entry: Mapping, check: _Checker) -> Platform |
     all_core = kwargs.get("all_core_hz", math.nan)
     if all_core < base or all_core > (turbo if turbo == turbo else base):
         check.add(where, "all_core_ghz", "must lie between base_ghz and turbo_ghz (turbo_ghz must be given)")
+    if ("vm_exit_s" in kwargs) != ("vm_exits_per_message" in kwargs):
+        check.add(
+            where,
+            "vm_exit_us",
+            "and vm_exits_per_message go together (a guest's exits: their time and count)",
+        )
     try:
         return Platform(smt_modes=tuple(sorted(modes)), storage=tuple(storage), **kwargs)
     except TypeError:

@@ -90,6 +90,9 @@ class PlatformArrays:
     ram_bytes: np.ndarray
     net_bw: np.ndarray
     net_latency: np.ndarray
+    #: a request message's VM exits on the vCPU that receives it, exits x time each (0 where the
+    #: catalog counts none) [s]
+    message_exit_s: np.ndarray
     device: np.ndarray
     devices: np.ndarray
     wal_device: np.ndarray
@@ -289,6 +292,14 @@ def _broadcast(values: dict[str, object]) -> tuple[int, dict[str, np.ndarray]]:
     return size, {k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}
 
 
+def _message_exit_s(p: Platform) -> float:
+    """A request message's VM exits on its receiver: ``vm_exits_per_message x vm_exit_s`` [s]; 0
+    where the catalog gives neither."""
+    if math.isnan(p.vm_exit_s) or math.isnan(p.vm_exits_per_message):
+        return 0.0
+    return p.vm_exits_per_message * p.vm_exit_s
+
+
 def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformArrays:
     def col(fn):
         return np.array([fn(p) for p in platforms], dtype=object)[index]
@@ -308,6 +319,7 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         ram_bytes=col(lambda p: p.ram_bytes).astype(float),
         net_bw=col(lambda p: p.network_spec().bandwidth_bytes_s).astype(float),
         net_latency=col(lambda p: p.network_spec().latency_s).astype(float),
+        message_exit_s=col(_message_exit_s).astype(float),
         device=col(lambda p: _data_slot(p)[0]),
         devices=col(lambda p: _data_slot(p)[1]).astype(float),
         wal_device=col(_wal_slot),
@@ -451,11 +463,13 @@ def cpu(inp: Inputs) -> Cpu:
         * virt_eff
         * np.minimum(cores_avail, 1.0)  # a node whose daemons' idle load leaves under one core
     )
+    exits = plat.message_exit_s * clock  # a message's VM exits, as cycles at this clock
     sigma = np.select(
         [inp.sys.serial_command, inp.sys.serial_write_lock],
-        [_command_share(inp, stall * clock, on_threads), _write_lock_share(inp, stall * clock, on_threads)],
+        [_command_share(inp, stall * clock, on_threads, exits),
+         _write_lock_share(inp, stall * clock, on_threads, exits)],
         inp.sys.parameter(params, "usl_sigma"),
-    )
+    )  # fmt: skip
     efficiency = scaling.usl_efficiency(threads, sigma, kappa)
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
     return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency, on_threads)
@@ -497,15 +511,16 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
     return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
 
 
-def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0) -> np.ndarray:
+def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose commands run on one thread [-]: the commands'
     share of a node's request CPU, ``c_cmd / (c_cmd + c_msg / iodepth + c_client / copies)`` per
     command a node runs. A node runs ``copies = f + (1 - f) R`` commands per operation (``f``
     reads, ``R`` write replicas), so ``c_cmd = (f c_r + (1 - f) R c_w) / copies`` plus the
     command's DRAM stalls, ``stall_cycles`` (:func:`dram_stall` at the thread's clock); the
-    request messages, shared by the commands pipelined in them, come with each command, and a
-    co-located load generator's work (:func:`client_cycles` with its ``client_share``) once per
-    operation -- both spread over the threads. With ``n`` threads the capacity is ``n / (1 +
+    request messages (with a guest's VM exits, ``exit_cycles`` each), shared by the commands
+    pipelined in them, come with each command, and a co-located load generator's work
+    (:func:`client_cycles` with its ``client_share``) once per operation -- both spread over the
+    threads. With ``n`` threads the capacity is ``n / (1 +
     sigma (n - 1))`` single threads: one thread's at ``n = 1``, the main thread's ``1 / c_cmd`` as
     ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
     f, copies = inp.cfg["read_fraction"], inp.cfg["replication_factor"]
@@ -513,19 +528,19 @@ def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0) -> np.ndarra
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
     command = (f * read + (1 - f) * copies * write) / per_op + stall_cycles
-    message = (
-        sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
-        + client_cycles(inp, client_share) / per_op
-    )
+    message = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg[
+        "iodepth"
+    ] + client_cycles(inp, client_share, exit_cycles) / per_op
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(command + message > 0, command / (command + message), 0.0)
 
 
-def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0) -> np.ndarray:
+def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0) -> np.ndarray:
     """Amdahl's serial fraction of a system whose writes allocate under a process-wide lock [-]:
     the locked cycles' share of a node's request CPU, ``(1 - f) R w c_lock / (f C_r + (1 - f) R
     C_w)`` with ``R`` write replicas, ``w`` writing statements and ``C_r`` / ``C_w`` the cycles a
-    read / a write replica is charged (:func:`_operation_cycles`; page misses excluded) and
+    read / a write replica is charged (:func:`_operation_cycles`, with ``exit_cycles`` per message;
+    page misses excluded) and
     its statements' DRAM stalls (``stall_cycles`` each: :func:`dram_stall` at the thread's clock).
     memcached's ``slabs_alloc`` and ``slabs_free`` take the global ``slabs_lock`` (slabs.c), which
     a SET needs for its new item and for the one it replaces, while a GET takes only its striped
@@ -538,7 +553,7 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0) -> np.nda
         return np.zeros(inp.size)
     locked = np.where(sys_.serial_write_lock, sys_.parameter(inp.params, "cpu_cycles_write_lock"), 0.0)
     locked = locked * _write_statements(inp.knobs)
-    op_r, op_w = _operation_cycles(inp, client_share)
+    op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
     stalls = stall_cycles * inp.knobs["statements_per_op"].astype(float)
     total = f * (op_r + stalls) + (1 - f) * copies * (op_w + stalls)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -1067,13 +1082,14 @@ def client_share(threads: np.ndarray, cores: np.ndarray, tpc: np.ndarray) -> np.
     return np.minimum(threads / np.maximum(cores * tpc, 1.0), 1.0)
 
 
-def client_cycles(inp: Inputs, share=1.0) -> np.ndarray:
+def client_cycles(inp: Inputs, share=1.0, exit_cycles=0.0) -> np.ndarray:
     """Cycles per statement a load generator on the server's cores takes from the server's threads
     [cycles].
 
     Zero unless knob ``client_colocated`` says the load generator is pinned to the server's CPUs.
     Then, per statement, the load generator's socket work for its share of a request message --
-    the server's own, ``cpu_cycles_message / iodepth``: each side writes one message, waits for
+    the server's own, ``(cpu_cycles_message + exit_cycles) / iodepth`` with a guest's VM exits on
+    the vCPU a reply wakes (:func:`_operation_cycles`): each side writes one message, waits for
     the other's and reads it -- and, where the spec says a command is protocol work
     (``client_mirrors_commands``: an in-memory store's GET and SET), the server's read command
     ``cpu_cycles_read`` (a SET's too: the load generator's side of a SET is a request to format and
@@ -1082,22 +1098,31 @@ def client_cycles(inp: Inputs, share=1.0) -> np.ndarray:
     threads carry (:func:`client_share`). Assumptions: the load generator speaks the server's
     protocol as a peer (memtier, redis-benchmark); its own bookkeeping (key generation, latency
     histograms) is not counted. Time-sharing tails (a thread waiting out the other's scheduler
-    slice) and the wakeups of idle threads are not modelled."""
+    slice) and the latency of waking an idle thread are not modelled."""
     sys_, params = inp.sys, inp.params
     colocated = inp.knobs["client_colocated"].astype(float)
-    message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
+    message = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
     command = np.where(sys_.client_mirrors_commands, sys_.parameter(params, "cpu_cycles_read"), 0.0)
     return colocated * share * (message + command)
 
 
-def _operation_cycles(inp: Inputs, client_share=1.0) -> tuple[np.ndarray, np.ndarray]:
+def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[np.ndarray, np.ndarray]:
     """CPU cycles of a read and of a write replica, page misses and host I/O cost excluded [cycles]:
-    statements, request messages, erasure-coded sub-reads, keys, rows and parsing."""
+    statements, request messages, erasure-coded sub-reads, keys, rows and parsing.
+
+    ``exit_cycles``: a request message's VM exits on the vCPU that receives it, as cycles at the
+    thread's clock (``PlatformArrays.message_exit_s x clock``; 0 on bare metal): in a guest a
+    message raises an interrupt, wakes its reader with an IPI, and the vCPU halts and rearms its
+    timer when idle, each an exit to the host that the guest's vCPU waits out. A fixed time, not
+    cycles of the guest's work: the host's world switch (for SEV-SNP the guest's own #VC handling
+    too), so no clock or core speeds it up. Counted per message, like the socket work they go
+    with; an assumption: the count is one measured at a moderate load, where the receiver is often
+    idle -- a receiver kept busy by many connections halts less."""
     sys_, params = inp.sys, inp.params
     statements = inp.knobs["statements_per_op"].astype(float)
     # a request message (socket read, parse, reply write) per statement, shared by the commands a
     # client pipelines in one message (its iodepth)
-    per_message = sys_.parameter(params, "cpu_cycles_message") / inp.cfg["iodepth"]
+    per_message = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
     # an erasure-coded read is k sub-reads, each an operation on the OSD holding its chunk
     op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] + per_message) * statements
     # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards
@@ -1119,7 +1144,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0) -> tuple[np.ndarray, np.nda
     parse = sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
     # only the node the SQL reaches parses it, and a load generator on the server's cores works
     # once per operation; op_w is charged to each of a write's replicas
-    once = parse + client_cycles(inp, client_share) * statements
+    once = parse + client_cycles(inp, client_share, exit_cycles) * statements
     op_r, op_w = op_r + extra + once, op_w + extra + once / inp.cfg["replication_factor"]
     return op_r, op_w
 
@@ -1134,7 +1159,8 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     )  # fmt: skip
     cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
     hz, host = cpu_.thread_hz, dev.host_cost
-    op_r, op_w = _operation_cycles(inp, cpu_.client_share)
+    # a message's VM exits take a fixed time: as cycles at the thread's clock, so / hz gives it back
+    op_r, op_w = _operation_cycles(inp, cpu_.client_share, inp.plat.message_exit_s * hz)
     # [s], at any clock; slowed by the threads' contention as their cycles are (USL as slower
     # threads: the stall is part of the serial share, so Amdahl's bound holds with it)
     stall = cpu_.dram_stall / cpu_.usl_efficiency * inp.knobs["statements_per_op"].astype(float)
