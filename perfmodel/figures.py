@@ -48,6 +48,11 @@ def _blank(value: Any) -> bool:
     return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
 
 
+def _true(value: Any) -> bool:
+    """A bool column's value: parsed (True) or as the file's text ("true"); blank is false."""
+    return value is True or value == "true"
+
+
 def missing_load(row: Mapping[str, Any]) -> str:
     """Why a client-level figure cannot be predicted for lack of a recorded load ('' if it can).
 
@@ -147,11 +152,9 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     for key in ("osds_per_device", "cores_per_device", "log_files"):
         if not _blank(row.get(key)):
             knobs[key] = float(row[key])
-    colocated = row.get("client_colocated")
-    if colocated is True or colocated == "true":  # the load generator shares the server's cores
+    if _true(row.get("client_colocated")):  # the load generator shares the server's cores
         knobs["client_colocated"] = True
-    virtualized = row.get("virtualized")
-    if virtualized is True or virtualized == "true":
+    if _true(row.get("virtualized")):
         knobs["virtualization"] = "boost" if "boost" in str(get("variant", "")) else "untuned"
         # hyper-converged storage keeps its replicas below the VM: the database itself runs
         # once, and the replicated write is part of the VM's I/O path (virt_io_overhead_s)
