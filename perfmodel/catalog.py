@@ -254,6 +254,7 @@ _MINIMUM = {
     "read_latency_us": (0.1, "no storage device answers faster"),
     "write_latency_us": (0.1, "no storage device answers faster"),
     "latency_us": (0.01, "one way on a wire"),
+    "vm_exit_us": (0.05, "an exit to the host and back"),
 }
 #: physical upper bounds: (largest value, why), in the file's units -- a typo (MB/s for B/s,
 #: a missing decimal point) fails here instead of giving throughputs of 1e-7 or p99s of 1e13 ms
@@ -436,12 +437,11 @@ def _build_platform(kwargs: dict, entry: Mapping, check: _Checker) -> Platform |
     all_core = kwargs.get("all_core_hz", math.nan)
     if all_core < base or all_core > (turbo if turbo == turbo else base):
         check.add(where, "all_core_ghz", "must lie between base_ghz and turbo_ghz (turbo_ghz must be given)")
-    if ("vm_exit_s" in kwargs) != ("vm_exits_per_message" in kwargs):
-        check.add(
-            where,
-            "vm_exit_us",
-            "and vm_exits_per_message go together (a guest's exits: their time and count)",
-        )
+    given = {k: entry.get(k) is not None for k in ("vm_exit_us", "vm_exits_per_message")}
+    if len(set(given.values())) > 1:  # one without the other (an invalid value is reported above)
+        missing = next(k for k, v in given.items() if not v)
+        other = next(k for k, v in given.items() if v)
+        check.add(where, missing, f"is required with {other} (a guest's exits: their time and their count)")
     try:
         return Platform(smt_modes=tuple(sorted(modes)), storage=tuple(storage), **kwargs)
     except TypeError:

@@ -463,7 +463,7 @@ def cpu(inp: Inputs) -> Cpu:
         * virt_eff
         * np.minimum(cores_avail, 1.0)  # a node whose daemons' idle load leaves under one core
     )
-    exits = plat.message_exit_s * clock  # a message's VM exits, as cycles at this clock
+    exits = message_exits(inp) * clock  # a message's VM exits, as cycles at this clock
     sigma = np.select(
         [inp.sys.serial_command, inp.sys.serial_write_lock],
         [_command_share(inp, stall * clock, on_threads, exits),
@@ -473,6 +473,15 @@ def cpu(inp: Inputs) -> Cpu:
     efficiency = scaling.usl_efficiency(threads, sigma, kappa)
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
     return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency, on_threads)
+
+
+def message_exits(inp: Inputs) -> np.ndarray:
+    """Time a request message's VM exits take on the vCPU that receives it [s]: the platform's
+    ``message_exit_s`` (catalog ``vm_exits_per_message x vm_exit_us``; 0 on bare metal) for a
+    system clients reach over the network, 0 for one without request messages (fio, an embedded
+    RocksDB: ``remote: false``). Assumption: a coordinator's forwarded request
+    (``cpu_cycles_forward``) is not charged exits of its own."""
+    return np.where(inp.sys.remote, inp.plat.message_exit_s, 0.0)
 
 
 def core_clock(plat: PlatformArrays, busy_cores: np.ndarray) -> np.ndarray:
@@ -1159,8 +1168,11 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     )  # fmt: skip
     cyc_meta = meta_cycles * cache_.metadata_reads * sys_.has_metadata_cache
     hz, host = cpu_.thread_hz, dev.host_cost
-    # a message's VM exits take a fixed time: as cycles at the thread's clock, so / hz gives it back
-    op_r, op_w = _operation_cycles(inp, cpu_.client_share, inp.plat.message_exit_s * hz)
+    # a message's VM exits take a fixed time, slowed by the threads' contention as the stall is (the
+    # serial shares count them on the parallel side at the clock before contention): as cycles at
+    # the thread's clock, so / hz gives that time back
+    exits = message_exits(inp) * hz / cpu_.usl_efficiency
+    op_r, op_w = _operation_cycles(inp, cpu_.client_share, exits)
     # [s], at any clock; slowed by the threads' contention as their cycles are (USL as slower
     # threads: the stall is part of the serial share, so Amdahl's bound holds with it)
     stall = cpu_.dram_stall / cpu_.usl_efficiency * inp.knobs["statements_per_op"].astype(float)
