@@ -224,7 +224,9 @@ class PlannerPage:
             "Run > Run All Cells",
         )  # fmt: skip
         item[0].click()
-        self.wait_plan("Sizing for")
+        # the first run starts the kernel, imports the stack and plans: about 20 s on an idle 2-core
+        # machine, past 60 s when other work shares the cores (reproduced with two busy processes)
+        self.wait_plan("Sizing for", timeout_s=240)
 
     def _kernel_idle(self) -> bool:
         status = self.driver.find_elements("css selector", ".jp-Notebook-ExecutionIndicator")
@@ -243,7 +245,7 @@ class PlannerPage:
     def text(self) -> str:
         return self.output.text
 
-    def wait_plan(self, needle: str, timeout_s: float = 60):
+    def wait_plan(self, needle: str, timeout_s: float = 120):
         """Wait until the planner's output shows ``needle`` and a fresh table."""
 
         def shown():
