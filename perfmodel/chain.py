@@ -1120,8 +1120,9 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     statements, request messages, erasure-coded sub-reads, keys, rows and parsing.
 
     ``exit_cycles``: a request message's VM exits on the vCPU that receives it, as cycles at the
-    thread's clock (``PlatformArrays.message_exit_s x clock``; 0 on bare metal): in a guest a
-    message raises an interrupt, wakes its reader with an IPI, and the vCPU halts and rearms its
+    thread's clock (:func:`message_exits` times the clock before contention in the serial shares,
+    slowed by the contention in :func:`demands`; 0 on bare metal and without request messages): in
+    a guest a message raises an interrupt, wakes its reader with an IPI, and the vCPU halts and rearms its
     timer when idle, each an exit to the host that the guest's vCPU waits out. A fixed time, not
     cycles of the guest's work: the host's world switch (for SEV-SNP the guest's own #VC handling
     too), so no clock or core speeds it up. Counted per message, like the socket work they go

@@ -224,8 +224,8 @@ class PlannerPage:
             "Run > Run All Cells",
         )  # fmt: skip
         item[0].click()
-        # the first run starts the kernel, imports the stack and plans: about 20 s on an idle 2-core
-        # machine, past 60 s when other work shares the cores (reproduced with two busy processes)
+        # the first run imports the stack and plans: about 20 s on an idle 2-core machine, past 60 s
+        # when other work shares the cores (reproduced with two busy processes)
         self.wait_plan("Sizing for", timeout_s=240)
 
     def _kernel_idle(self) -> bool:
