@@ -691,6 +691,8 @@ def platforms_table(catalog: Catalog | None = None):
                 "ram_gib": p.ram_bytes / GIB,
                 "network": p.network,
                 "storage": storage,
+                # a guest's VM exits per request message, exits x time (blank: none counted)
+                "message_exit_us": p.vm_exits_per_message * p.vm_exit_s / 1e-6,
             }
         )
     return pd.DataFrame(rows)

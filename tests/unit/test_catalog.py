@@ -251,6 +251,9 @@ def test_tables_render_in_catalog_units():
     table = cat.platforms_table()
     row = table.set_index("id").loc["power8-s821lc-10c"]
     assert row["threads"] == 80 and row["ram_gib"] == 128
+    assert row["message_exit_us"] != row["message_exit_us"]  # NaN: bare metal counts no VM exits
+    guest = table.set_index("id").loc["x86-epyc-9124-sevsnp-30vcpu", "message_exit_us"]
+    assert guest == pytest.approx(1.69 * 3.72, rel=1e-12)
     dev = cat.devices_table().set_index("id")
     assert set(REQUIRED_DEVICES) <= set(dev.index)
 
