@@ -292,14 +292,6 @@ def _broadcast(values: dict[str, object]) -> tuple[int, dict[str, np.ndarray]]:
     return size, {k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}
 
 
-def _message_exit_s(p: Platform) -> float:
-    """A request message's VM exits on its receiver: ``vm_exits_per_message x vm_exit_s`` [s]; 0
-    where the catalog gives neither."""
-    if math.isnan(p.vm_exit_s) or math.isnan(p.vm_exits_per_message):
-        return 0.0
-    return p.vm_exits_per_message * p.vm_exit_s
-
-
 def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformArrays:
     def col(fn):
         return np.array([fn(p) for p in platforms], dtype=object)[index]
@@ -319,7 +311,7 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         ram_bytes=col(lambda p: p.ram_bytes).astype(float),
         net_bw=col(lambda p: p.network_spec().bandwidth_bytes_s).astype(float),
         net_latency=col(lambda p: p.network_spec().latency_s).astype(float),
-        message_exit_s=col(_message_exit_s).astype(float),
+        message_exit_s=np.nan_to_num(col(lambda p: p.message_exit_s).astype(float), nan=0.0),
         device=col(lambda p: _data_slot(p)[0]),
         devices=col(lambda p: _data_slot(p)[1]).astype(float),
         wal_device=col(_wal_slot),
