@@ -110,6 +110,25 @@ def test_a_system_without_request_messages_pays_no_exits(system):
     assert chain.message_exits(guest.inputs)[0] == 0.0
 
 
+def test_a_serial_system_without_request_messages_keeps_its_serial_share_in_a_guest(tmp_path):
+    """The serial shares take the exits from ``message_exits`` (0 for ``remote: false``), not from
+    the platform: Redis's spec made embedded keeps the same Amdahl efficiency on the guest as on
+    bare metal, while the shipped (remote) spec loses some of it."""
+    from pathlib import Path
+
+    text = Path(perfmodel.load_system("redis").path).read_text()
+    assert "\nremote: true" in text
+    spec = tmp_path / "embedded.yaml"
+    spec.write_text(text.replace("\nremote: true", "\nremote: false", 1))
+    for system, same in ((str(spec), True), ("redis", False)):
+        bare, guest = (_build(p, system=system, iodepth=4, thread_cap=16) for p in (BARE, GUEST))
+        assert chain.message_exits(guest.inputs)[0] == (0.0 if same else pytest.approx(EXITS * EXIT_S))
+        if same:
+            assert guest.cpu.usl_efficiency[0] == bare.cpu.usl_efficiency[0]
+        else:
+            assert guest.cpu.usl_efficiency[0] > bare.cpu.usl_efficiency[0]
+
+
 def _redis_bound(m, p):
     """Redis's main thread: ``1 / (c_cmd / clock + stall)`` per node (reads)."""
     clock = (m.cpu.thread_hz / m.cpu.usl_efficiency)[0]
