@@ -37,7 +37,7 @@ PREDICT_TABLE = [
 
 
 def emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
-    """Write a table as ``table`` (aligned text), ``csv`` or ``json`` records."""
+    """Write a table as ``table`` (aligned text; a missing value blank), ``csv`` or ``json`` records."""
     out = out or sys.stdout
     if fmt == "csv":
         frame.to_csv(out, index=False)
@@ -55,7 +55,7 @@ def emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
             "display.max_rows",
             500,
         ):
-            out.write(frame.to_string(index=False))
+            out.write(frame.to_string(index=False, na_rep=""))  # a missing value prints blank, not NaN
             out.write("\n")
 
 

@@ -46,6 +46,14 @@ def test_platforms_csv_round_trips(capsys):
     assert table.loc["kunpeng-r722", "numa_nodes"] == 4
 
 
+def test_the_platforms_table_leaves_a_missing_value_blank(capsys):
+    """Only the SEV-SNP guest counts VM exits: the other rows' message_exit_us prints blank, not NaN."""
+    code, out, _ = run(capsys, "platforms")
+    assert code == 0 and "NaN" not in out
+    snp = next(line for line in out.splitlines() if "x86-epyc-9124-sevsnp-30vcpu" in line)
+    assert snp.split()[-1] == f"{3.72 * 1.69:.4f}"
+
+
 def test_devices_json(capsys):
     code, out, _ = run(capsys, "devices", "--format", "json")
     records = {r["id"]: r for r in json.loads(out)}
