@@ -120,6 +120,7 @@ class SystemArrays:
     has_metadata_cache: np.ndarray
     coordinator: np.ndarray
     serial_command: np.ndarray
+    serial_io_threads: np.ndarray  # of the serial_command ones: the main thread does no socket work
     serial_write_lock: np.ndarray
     group_commit: np.ndarray
     page_cache: np.ndarray
@@ -374,7 +375,8 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         has_daemons=flag("daemons"),
         has_metadata_cache=flag("metadata_cache"),
         coordinator=flag("coordinator"),
-        serial_command=np.array([s.serial == "command" for s in specs])[codes],
+        serial_command=np.array([s.serial in ("command", "command_io_threads") for s in specs])[codes],
+        serial_io_threads=np.array([s.serial == "command_io_threads" for s in specs])[codes],
         serial_write_lock=np.array([s.serial == "write_lock" for s in specs])[codes],
         group_commit=flag("group_commit"),
         page_cache=flag("page_cache"),
@@ -456,13 +458,24 @@ def cpu(inp: Inputs) -> Cpu:
         * np.minimum(cores_avail, 1.0)  # a node whose daemons' idle load leaves under one core
     )
     exits = message_exits(inp) * clock  # a message's VM exits, as cycles at this clock
+    command, sockets, client = _command_and_message(inp, stall * clock, on_threads, exits)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        parallel = sockets + client
+        command_share = np.where(command + parallel > 0, command / (command + parallel), 0.0)
     sigma = np.select(
         [inp.sys.serial_command, inp.sys.serial_write_lock],
-        [_command_share(inp, stall * clock, on_threads, exits),
-         _write_lock_share(inp, stall * clock, on_threads, exits)],
+        [command_share, _write_lock_share(inp, stall * clock, on_threads, exits)],
         inp.sys.parameter(params, "usl_sigma"),
     )  # fmt: skip
     efficiency = scaling.usl_efficiency(threads, sigma, kappa)
+    io_threads = inp.sys.serial_io_threads
+    if io_threads.any():  # the main thread runs the commands, the other threads every socket
+        # a co-located load generator is no socket work of the I/O threads: it time-shares every
+        # thread, the main one too, so it stays in the demand (slowing all alike), not in the law
+        handoff = inp.sys.parameter(params, "cpu_cycles_handoff") / inp.cfg["iodepth"]
+        efficiency = np.where(
+            io_threads, scaling.io_thread_efficiency(threads, command, sockets, handoff), efficiency
+        )
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
     return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency, on_threads)
 
@@ -524,16 +537,23 @@ def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=
     threads. With ``n`` threads the capacity is ``n / (1 +
     sigma (n - 1))`` single threads: one thread's at ``n = 1``, the main thread's ``1 / c_cmd`` as
     ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
+    command, sockets, client = _command_and_message(inp, stall_cycles, client_share, exit_cycles)
+    message = sockets + client
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(command + message > 0, command / (command + message), 0.0)
+
+
+def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0):
+    """Per command a node runs [cycles]: the command's cycles, its share of the request messages'
+    socket work (with a guest's VM exits) and of a co-located load generator's work --
+    ``(c_cmd, (c_msg + e) / iodepth, c_client / copies)`` of :func:`_command_share`."""
     f, copies = inp.cfg["read_fraction"], inp.cfg["replication_factor"]
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
     command = (f * read + (1 - f) * copies * write) / per_op + stall_cycles
-    message = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg[
-        "iodepth"
-    ] + client_cycles(inp, client_share, exit_cycles) / per_op
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(command + message > 0, command / (command + message), 0.0)
+    sockets = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
+    return command, sockets, client_cycles(inp, client_share, exit_cycles) / per_op
 
 
 def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0) -> np.ndarray:

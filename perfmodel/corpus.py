@@ -61,7 +61,12 @@ SYSTEM_FREE: dict[str, tuple[str, ...]] = {
         "cpu_cycles_row[opengauss]",
         "background_write_factor[opengauss]",
     ),
-    "redis": ("cpu_cycles_read[redis]", "cpu_cycles_write[redis]", "cpu_cycles_message[redis]"),
+    "redis": (
+        "cpu_cycles_read[redis]",
+        "cpu_cycles_write[redis]",
+        "cpu_cycles_message[redis]",
+        "cpu_cycles_handoff[redis]",
+    ),
     "memcached": (
         "cpu_cycles_read[memcached]",
         "cpu_cycles_write[memcached]",

@@ -47,7 +47,13 @@ serial             ``command``: every command runs on one thread (Redis's main t
                    allocates and frees its item under one process-wide lock (memcached's
                    ``slabs_lock``), held ``cpu_cycles_write_lock`` cycles; reads take only
                    striped locks, so the serial fraction is the writes' locked share of
-                   the CPU (replaces ``usl_sigma``)
+                   the CPU (replaces ``usl_sigma``). ``command_io_threads``: the commands
+                   run on one main thread and, with more than one thread, the others (I/O
+                   threads) carry every client's socket work and the main thread none (Redis
+                   8's threaded I/O): ``n`` threads carry ``min((n - 1) (c + m) / (m + h),
+                   (c + m) / c)`` single threads' work (:func:`perfmodel.scaling.
+                   io_thread_efficiency`; ``h``: ``cpu_cycles_handoff`` per message, an I/O
+                   thread passing a client to the main thread and back)
 client_mirrors_commands  a command's cycles (``cpu_cycles_read``) are protocol work -- parse a
                    request, look a key up, format the reply -- which a load generator mirrors
                    (it formats the request and parses the reply): with the load generator on
@@ -72,7 +78,9 @@ Per-system parameters are looked up as ``name[id]`` in the parameter set:
 ``cpu_cycles_parse`` [cycles] (parsing and planning a statement sent as SQL text, knob
 ``prepared`` < 1) and
 ``cpu_cycles_message`` [cycles] (a request message's socket read, parse and reply
-write, shared by the commands a client pipelines in one message: its iodepth).
+write, shared by the commands a client pipelines in one message: its iodepth),
+``cpu_cycles_handoff`` [cycles] (``serial: command_io_threads``: an I/O thread handing a
+request message's client to the main thread and taking it back).
 A user's spec gives their defaults under ``parameters``.
 """
 
@@ -108,12 +116,14 @@ REQUIRED_PARAMETERS = (
 #: what runs serially in a system whose threads do not scale by ``usl_sigma`` (spec field ``serial``)
 SERIAL = {
     "command": "commands run on one thread",
+    "command_io_threads": "commands run on one main thread, every socket on the other threads",
     "write_lock": "a write allocates and frees under one process-wide lock",
 }
 #: optional parameters and their value when neither the set nor the spec has them
 OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0, "cpu_cycles_row": 0.0,
                        "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0,
-                       "cpu_cycles_write_lock": 0.0, "dram_misses_per_op": 0.0}  # fmt: skip
+                       "cpu_cycles_write_lock": 0.0, "dram_misses_per_op": 0.0,
+                       "cpu_cycles_handoff": 0.0}  # fmt: skip
 
 
 @dataclass(frozen=True)

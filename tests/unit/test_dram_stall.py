@@ -83,7 +83,7 @@ def test_the_stall_is_time_on_the_cpu_demand_not_cycles():
 def test_redis_commands_stall_on_the_main_thread():
     """Redis's serial share is the commands' share of a request, their stalls included:
     ``(c + s) / (c + s + c_msg / iodepth)`` with ``s`` the stall in cycles at the thread's clock; so
-    with the stall, extra I/O threads help less (a lower USL efficiency per thread)."""
+    the stall never raises the threads' CPU-bound capacity."""
     p = perfmodel.load_parameters("default")
     c, msg = p["cpu_cycles_read[redis]"], p["cpu_cycles_message[redis]"]
     for iodepth, extra in ((1, 500.0), (16, 2000.0)):
@@ -93,12 +93,15 @@ def test_redis_commands_stall_on_the_main_thread():
     none = p.with_values(**{"dram_misses_per_op[redis]": 0.0})
     with_stall, without = (_build("redis", params=q, thread_cap=4) for q in ("default", none))
     assert with_stall.cpu.threads[0] == without.cpu.threads[0] == 4
-    assert with_stall.cpu.thread_hz[0] < without.cpu.thread_hz[0]  # the larger serial share
-    # the share takes the stall as cycles at the thread's clock before contention
+    # CPU-bound reads per second, threads / demand: the stall never raises it
+    assert 4 / with_stall.demands.cpu_read[0] <= 4 / without.demands.cpu_read[0]
+    # the main thread's command takes the stall as cycles at the thread's clock before contention
     cpu_ = with_stall.cpu
     clock = cpu_.thread_hz / cpu_.usl_efficiency
-    sigma = chain._command_share(with_stall.inputs, cpu_.dram_stall * clock)
-    assert cpu_.usl_efficiency[0] == pytest.approx(scaling.usl_efficiency(4, sigma, 0.0)[0], rel=1e-12)
+    command, sockets, _ = chain._command_and_message(with_stall.inputs, cpu_.dram_stall * clock)
+    assert command[0] == pytest.approx(c + (cpu_.dram_stall * clock)[0], rel=1e-12)
+    expected = scaling.io_thread_efficiency(4, command, sockets, p["cpu_cycles_handoff[redis]"])[0]
+    assert cpu_.usl_efficiency[0] == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("system", ["redis", "memcached"])

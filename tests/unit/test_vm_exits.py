@@ -153,22 +153,29 @@ def test_exits_never_raise_redis_or_memcached_throughput_nor_its_bound(threads):
         assert all(b <= a * (1 + 1e-9) for a, b in zip(xs, xs[1:], strict=False)), (system, f, xs)
 
 
-def test_the_cpu_stage_counts_the_exits_in_redis_serial_share():
-    """``usl_efficiency`` is Amdahl's at ``_command_share`` with the exits as cycles at the clock
-    before contention (a share left without them would leave the efficiency lower)."""
+def test_the_cpu_stage_counts_the_exits_in_redis_io_threads_work():
+    """Redis's efficiency is the I/O-thread law's at the sockets' work with the exits as cycles at
+    the clock before contention: the exits load the I/O threads, not the main thread."""
     from perfmodel import scaling
 
-    m = _build(GUEST, system="redis", iodepth=4, thread_cap=16)
+    p = perfmodel.load_parameters("default")
+    m = _build(GUEST, system="redis", iodepth=4, thread_cap=4)
     c = m.cpu
     clock = (c.thread_hz / c.usl_efficiency)[0]
-    sigma = chain._command_share(
-        m.inputs, np.array([c.dram_stall[0] * clock]), c.client_share, np.array([EXITS * EXIT_S * clock])
-    )[0]
-    kappa = m.inputs.sys.parameter(m.inputs.params, "usl_kappa")[0]
-    expected = scaling.usl_efficiency(c.threads, sigma, kappa)[0]
+    stall, exits = np.array([c.dram_stall[0] * clock]), np.array([EXITS * EXIT_S * clock])
+    command, sockets, _ = chain._command_and_message(m.inputs, stall, c.client_share, exits)
+    bare_cmd, bare_sockets, _ = chain._command_and_message(m.inputs, stall, c.client_share)
+    assert command[0] == bare_cmd[0] and sockets[0] - bare_sockets[0] == pytest.approx(exits[0] / 4)
+    handoff = p["cpu_cycles_handoff[redis]"] / 4
+    expected = scaling.io_thread_efficiency(c.threads, command, sockets, handoff)[0]
     assert c.usl_efficiency[0] == pytest.approx(expected, rel=1e-12)
-    without = chain._command_share(m.inputs, np.array([c.dram_stall[0] * clock]), c.client_share)[0]
-    assert sigma < without
+
+    # the threads' capacity in commands per cycle, n x efficiency / work: more socket work never raises it
+    def capacity(cmd, sk):
+        eff = scaling.io_thread_efficiency(c.threads, cmd, sk, handoff)
+        return (c.threads * eff / (cmd + sk))[0]
+
+    assert capacity(command, sockets) <= capacity(bare_cmd, bare_sockets) * (1 + 1e-12)
 
 
 @pytest.mark.parametrize(("f", "rf"), [(0.5, 3), (0.0, 2), (0.9, 3)])

@@ -95,7 +95,8 @@ def test_a_system_spec_names_the_serial_kinds(tmp_path):
     path = tmp_path / "odd.yaml"
     text = Path(perfmodel.load_system("memcached").path).read_text(encoding="utf-8")
     path.write_text(text.replace("serial: write_lock", "serial: writes"))
-    with pytest.raises(perfmodel.DataError, match="field 'serial' must be one of command, write_lock"):
+    kinds = "command, command_io_threads, write_lock"
+    with pytest.raises(perfmodel.DataError, match=f"field 'serial' must be one of {kinds}"):
         perfmodel.load_system(str(path))
     assert perfmodel.load_system("memcached").serial == "write_lock"
     assert "cpu_cycles_write_lock" in perfmodel.load_system("memcached").required_parameters()
