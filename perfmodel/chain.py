@@ -401,7 +401,9 @@ class Cpu:
     daemons: np.ndarray  # daemons per node (1 where the system has none)
     virtualization: np.ndarray
     dram_stall: np.ndarray  # time a statement waits for DRAM, at any clock [s] (:func:`dram_stall`)
-    usl_efficiency: np.ndarray  # the threads' USL efficiency [-]: thread_hz's and the stall's share
+    #: the threads' efficiency [-] (USL / Amdahl, or the I/O-thread law of ``serial:
+    #: command_io_threads``): thread_hz's and the stall's share of a thread's clock
+    usl_efficiency: np.ndarray
     #: share of a co-located load generator's work the server's threads carry [-] (:func:`client_share`)
     client_share: np.ndarray
 
@@ -459,22 +461,19 @@ def cpu(inp: Inputs) -> Cpu:
     )
     exits = message_exits(inp) * clock  # a message's VM exits, as cycles at this clock
     command, sockets, client = _command_and_message(inp, stall * clock, on_threads, exits)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        parallel = sockets + client
-        command_share = np.where(command + parallel > 0, command / (command + parallel), 0.0)
     sigma = np.select(
         [inp.sys.serial_command, inp.sys.serial_write_lock],
-        [command_share, _write_lock_share(inp, stall * clock, on_threads, exits)],
+        [_serial_share(command, sockets + client), _write_lock_share(inp, stall * clock, on_threads, exits)],
         inp.sys.parameter(params, "usl_sigma"),
     )  # fmt: skip
     efficiency = scaling.usl_efficiency(threads, sigma, kappa)
     io_threads = inp.sys.serial_io_threads
     if io_threads.any():  # the main thread runs the commands, the other threads every socket
         # a co-located load generator is no socket work of the I/O threads: it time-shares every
-        # thread, the main one too, so it stays in the demand (slowing all alike), not in the law
+        # thread alike, the main one too (kappa is not applied: io_thread_efficiency)
         handoff = inp.sys.parameter(params, "cpu_cycles_handoff") / inp.cfg["iodepth"]
         efficiency = np.where(
-            io_threads, scaling.io_thread_efficiency(threads, command, sockets, handoff), efficiency
+            io_threads, scaling.io_thread_efficiency(threads, command, sockets, handoff, client), efficiency
         )
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
     return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency, on_threads)
@@ -538,9 +537,13 @@ def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=
     sigma (n - 1))`` single threads: one thread's at ``n = 1``, the main thread's ``1 / c_cmd`` as
     ``n`` grows (Gunther 2007, eq. 4.1: Amdahl as USL with kappa = 0)."""
     command, sockets, client = _command_and_message(inp, stall_cycles, client_share, exit_cycles)
-    message = sockets + client
+    return _serial_share(command, sockets + client)
+
+
+def _serial_share(serial, parallel):
+    """``serial / (serial + parallel)``, 0 where both are 0 [-]."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(command + message > 0, command / (command + message), 0.0)
+        return np.where(serial + parallel > 0, serial / (serial + parallel), 0.0)
 
 
 def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0):

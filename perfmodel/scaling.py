@@ -85,32 +85,35 @@ def usl_efficiency(n, sigma, kappa):
     return 1.0 / (1.0 + s * (n - 1.0) + k * n * (n - 1.0))
 
 
-def io_thread_efficiency(n, command, message, handoff=0.0):
+def io_thread_efficiency(n, command, message, handoff=0.0, shared=0.0):
     """Per-thread efficiency of a main thread that runs every command while ``n - 1`` I/O threads
     carry every client's socket work [-] (Redis 8's threaded I/O).
 
-    ``command`` [cycles] is a command's work on the main thread, ``message`` [cycles] its share of
-    the request messages' socket work and ``handoff`` [cycles] the I/O thread's cost of passing
-    the client to the main thread and back, both per command. One thread does everything
-    (``n = 1``: efficiency 1); with ``n >= 2`` threads the main thread does no socket work --
-    each client belongs to one of the ``n - 1`` I/O threads (redis/redis ``src/iothread.c``,
-    ``assignClientToIOThread``: the I/O thread with the fewest clients among threads 1 .. n - 1)
-    -- so ``n`` threads carry ``min((n - 1) (c + m) / (m + h), (c + m) / c)`` single threads'
-    work: the I/O threads' capacity or the main thread's, whichever binds. The efficiency is
-    that over ``n``. Unlike Amdahl's law (:func:`usl_efficiency`, the main thread taking its
-    share of the sockets too) a second thread gains little when the sockets dominate, and
-    many threads reach the main thread's bound ``1 / c`` rather than approach it. Coherency
-    (``kappa``) is not modelled here."""
+    Per command [cycles]: ``command`` (``c``) is its work on the main thread, ``message`` (``m``)
+    its share of the request messages' socket work, ``handoff`` (``h``) the I/O thread's cost of
+    passing the client to the main thread and back, and ``shared`` (``g``) work that time-shares
+    every thread alike (a co-located load generator's), ``g / n`` on each. One thread does
+    everything (``n = 1``: efficiency 1). With ``n >= 2`` (a whole number of threads) the main
+    thread does no socket work -- each client belongs to one of the ``n - 1`` I/O threads
+    (redis/redis ``src/iothread.c``, ``assignClientToIOThread``: the I/O thread with the fewest
+    clients among threads 1 .. n - 1) -- so the node runs ``X = min(1 / ((m + h) / (n - 1) +
+    g / n), 1 / (c + g / n))`` commands per cycle of one thread: the I/O threads' bound or the
+    main thread's, whichever binds. The efficiency is ``X (c + m + g) / n``, the share of ``n``
+    threads' cycles that ``X`` commands' charged work fills. Unlike Amdahl's law
+    (:func:`usl_efficiency`, the main thread taking its share of the sockets) a second thread
+    gains little where the sockets dominate, and many threads reach the main thread's bound.
+    Coherency (``kappa``) is not modelled here."""
     n = in_range(n, "n", 1.0)
     c = in_range(command, "command", 0.0)
     m = in_range(message, "message", 0.0)
     h = in_range(handoff, "handoff", 0.0)
-    work = c + m
+    g = in_range(shared, "shared", 0.0)
+    work = c + m + g
     with np.errstate(divide="ignore", invalid="ignore"):
-        io = np.where(m + h > 0, (n - 1.0) * work / (m + h), np.inf)
-        main = np.where(c > 0, work / c, np.inf)
-        capacity = np.minimum(io, main)
-        return np.where((n > 1.0) & (work > 0), capacity / n, 1.0)
+        io = (m + h) / np.maximum(n - 1.0, 1e-300) + g / n  # cycles an I/O thread spends a command
+        main = c + g / n  # and the main thread
+        per_cycle = 1.0 / np.maximum(io, main)  # commands per cycle of one thread
+        return np.where((n > 1.0) & (work > 0), per_cycle * work / n, 1.0)
 
 
 def numa_slowdown(nodes_spanned, nodes_per_socket, same_socket_penalty, cross_socket_penalty):

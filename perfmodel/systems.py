@@ -40,7 +40,7 @@ coordinator        any node coordinates a request: a client that is not token-aw
                    it (parameter ``cpu_cycles_forward``, one more network hop)
 group_commit       one log flush covers every commit waiting for it (InnoDB, PostgreSQL,
                    openGauss): commits wait a flush but do not queue behind each other's
-serial             ``command``: every command runs on one thread (Redis's main thread); only
+serial             ``command``: every command runs on one main thread (Redis 6 and 7); only
                    the request messages (``cpu_cycles_message``) spread over the threads,
                    so the threads scale by Amdahl's law with the commands' share as the
                    serial fraction (replaces ``usl_sigma``). ``write_lock``: a write
@@ -50,10 +50,13 @@ serial             ``command``: every command runs on one thread (Redis's main t
                    the CPU (replaces ``usl_sigma``). ``command_io_threads``: the commands
                    run on one main thread and, with more than one thread, the others (I/O
                    threads) carry every client's socket work and the main thread none (Redis
-                   8's threaded I/O): ``n`` threads carry ``min((n - 1) (c + m) / (m + h),
-                   (c + m) / c)`` single threads' work (:func:`perfmodel.scaling.
-                   io_thread_efficiency`; ``h``: ``cpu_cycles_handoff`` per message, an I/O
-                   thread passing a client to the main thread and back)
+                   8's threaded I/O): per command ``c`` cycles on the main thread (with its
+                   DRAM stall), ``m`` of socket work (``cpu_cycles_message / iodepth``) and
+                   ``h`` of handoff (``cpu_cycles_handoff / iodepth``: an I/O thread passing
+                   a client to the main thread and back) on the I/O threads, so a node runs
+                   ``min((n - 1) / (m + h), 1 / c)`` commands per cycle of a thread
+                   (:func:`perfmodel.scaling.io_thread_efficiency`, which also spreads a
+                   co-located load generator over every thread)
 client_mirrors_commands  a command's cycles (``cpu_cycles_read``) are protocol work -- parse a
                    request, look a key up, format the reply -- which a load generator mirrors
                    (it formats the request and parses the reply): with the load generator on

@@ -108,24 +108,31 @@ def test_a_saturated_store_loses_the_load_generators_share_of_its_cores():
     assert 0.5 < x[True] / x[False] < 1.0
 
 
-def test_redis_main_thread_keeps_amdahls_bound_with_a_co_located_load_generator():
-    """The load generator's work runs on any thread, so it lowers Redis's serial share without
-    raising the main thread's bound ``1 / (c_cmd / clock + stall)``."""
+def test_redis_main_thread_keeps_its_bound_with_a_co_located_load_generator():
+    """The load generator's work time-shares every thread alike, ``g / n`` of it per command on
+    each: saturated with sixteen threads at pipeline 16, Redis's main thread binds at
+    ``1 / (c + s + g / n)`` commands per cycle of its clock (``c + s`` the command and its stall),
+    below its bound without the load generator."""
     p = perfmodel.load_parameters("default")
-    alone = _build("redis", iodepth=16, thread_cap=16)
     shared = _build("redis", iodepth=16, thread_cap=16, client_colocated=True)
-    c, msg = p["cpu_cycles_read[redis]"], p["cpu_cycles_message[redis]"]
     on = shared.cpu.client_share[0]
     assert on == 0.5  # 16 threads on 32 cores
-    stall = shared.cpu.dram_stall[0] * (shared.cpu.thread_hz / shared.cpu.usl_efficiency)[0]
-    share = chain._command_share(shared.inputs, np.array([stall]), on)[0]
-    assert share == pytest.approx((c + stall) / (c + stall + msg / 16 + on * (msg / 16 + c)), rel=1e-12)
-    assert share < chain._command_share(alone.inputs, np.array([stall]), on)[0]
     clock = (shared.cpu.thread_hz / shared.cpu.usl_efficiency)[0]
-    bound = 1 / (c / clock + shared.cpu.dram_stall[0])
+    stall = shared.cpu.dram_stall[0] * clock
+    command, sockets, g = (v[0] for v in chain._command_and_message(shared.inputs, np.array([stall]), on))
+    c, msg = p["cpu_cycles_read[redis]"], p["cpu_cycles_message[redis]"]
+    assert command == pytest.approx(c + stall) and sockets == pytest.approx(msg / 16)
+    assert g == pytest.approx(on * (msg / 16 + c), rel=1e-12)  # the load generator's mirror
     w = replace(shared.inputs.workload, clients=4096)
-    x = perfmodel.predict(PLATFORM, w, system="redis", params="default", thread_cap=16, client_colocated=True)
-    assert x["throughput_ops_s"].iloc[0] <= bound * (1 + 1e-9)
+    x = {
+        colocated: perfmodel.predict(
+            PLATFORM, w, system="redis", params="default", thread_cap=16, client_colocated=colocated
+        )["throughput_ops_s"].iloc[0]
+        for colocated in (False, True)
+    }
+    assert x[True] == pytest.approx(clock / (command + g / 16), rel=2e-3)
+    assert x[True] <= clock / (command + g / 16) * (1 + 1e-9) and x[True] < x[False]
+    assert x[False] == pytest.approx(clock / command, rel=2e-3)
 
 
 @pytest.mark.parametrize(("f", "rf"), [(0.5, 2), (0.5, 3), (0.9, 3)])
