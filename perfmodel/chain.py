@@ -406,6 +406,13 @@ class Cpu:
     usl_efficiency: np.ndarray
     #: share of a co-located load generator's work the server's threads carry [-] (:func:`client_share`)
     client_share: np.ndarray
+    #: a write replica's efficiency [-] where it differs from a read's (``serial:
+    #: command_io_threads``: the law per request class), else ``usl_efficiency``
+    write_efficiency: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.write_efficiency is None:
+            object.__setattr__(self, "write_efficiency", self.usl_efficiency)
 
 
 def cpu(inp: Inputs) -> Cpu:
@@ -467,16 +474,21 @@ def cpu(inp: Inputs) -> Cpu:
         inp.sys.parameter(params, "usl_sigma"),
     )  # fmt: skip
     efficiency = scaling.usl_efficiency(threads, sigma, kappa)
+    write_efficiency = efficiency
     io_threads = inp.sys.serial_io_threads
     if io_threads.any():  # the main thread runs the commands, the other threads every socket
-        # a co-located load generator is no socket work of the I/O threads: it time-shares every
-        # thread alike, the main one too (kappa is not applied: io_thread_efficiency)
-        handoff = inp.sys.parameter(params, "cpu_cycles_handoff") / inp.cfg["iodepth"]
-        efficiency = np.where(
-            io_threads, scaling.io_thread_efficiency(threads, command, sockets, handoff, client), efficiency
-        )
+        # per request class (a dearer SET must not make a GET cheaper): a read's and a write
+        # replica's main-thread, socket and load-generator cycles; the load generator is no socket
+        # work of the I/O threads but time-shares every thread alike, the main one too (kappa is
+        # not applied: io_thread_efficiency)
+        parts = _io_thread_parts(inp, stall * clock, on_threads, exits)
+        efficiency = np.where(io_threads, scaling.io_thread_efficiency(threads, *parts[0]), efficiency)
+        write_efficiency = np.where(io_threads, scaling.io_thread_efficiency(threads, *parts[1]), efficiency)
     daemons = np.where(inp.sys.has_daemons, per_device * devices, 1.0)
-    return Cpu(tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency, on_threads)
+    return Cpu(
+        tpc, cores, threads, clock * efficiency, devices, daemons, virt, stall, efficiency, on_threads,
+        write_efficiency,
+    )  # fmt: skip
 
 
 def message_exits(inp: Inputs) -> np.ndarray:
@@ -544,6 +556,25 @@ def _serial_share(serial, parallel):
     """``serial / (serial + parallel)``, 0 where both are 0 [-]."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(serial + parallel > 0, serial / (serial + parallel), 0.0)
+
+
+def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
+    """A read's and a write replica's ``(main, sockets, handoff, shared)`` cycles for
+    :func:`perfmodel.scaling.io_thread_efficiency` [cycles per operation]: the request messages'
+    socket work (with the VM exits) and handoffs on the I/O threads, the co-located load
+    generator's work (once per operation: a write replica 1 / rf of it) on every thread alike, and
+    everything else the class is charged (:func:`_operation_cycles`) with its DRAM stalls on the
+    main thread."""
+    statements = inp.knobs["statements_per_op"].astype(float)
+    op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
+    per_message = statements / inp.cfg["iodepth"]
+    sockets = (inp.sys.parameter(inp.params, "cpu_cycles_message") + exit_cycles) * per_message
+    handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") * per_message
+    g_r = client_cycles(inp, client_share, exit_cycles) * statements
+    g_w = g_r / inp.cfg["replication_factor"]
+    stalls = stall_cycles * statements
+    main_r, main_w = op_r - sockets - g_r + stalls, op_w - sockets - g_w + stalls
+    return (main_r, sockets, handoff, g_r), (main_w, sockets, handoff, g_w)
 
 
 def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0):
@@ -1191,10 +1222,13 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     op_r, op_w = _operation_cycles(inp, cpu_.client_share, exits)
     # [s], at any clock; slowed by the threads' contention as their cycles are (USL as slower
     # threads: the stall is part of the serial share, so Amdahl's bound holds with it)
-    stall = cpu_.dram_stall / cpu_.usl_efficiency * inp.knobs["statements_per_op"].astype(float)
+    statements = inp.knobs["statements_per_op"].astype(float)
+    stall, stall_w = (cpu_.dram_stall / e * statements for e in (cpu_.usl_efficiency, cpu_.write_efficiency))
+    own = cpu_.write_efficiency != cpu_.usl_efficiency  # a write replica's efficiency of its own
+    hz_w = np.where(own, hz / cpu_.usl_efficiency * cpu_.write_efficiency, hz)
     # a page read costs cpu_cycles_miss whether the device or the OS page cache serves it
     read = (op_r + (dev.reads_per_read + dev.page_cache_reads) * cyc_m + cyc_meta) / hz + stall
-    write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz + stall
+    write = (op_w + (dev.reads_per_write + dev.page_cache_reads_write) * cyc_m + cyc_meta) / hz_w + stall_w
     return Demands(
         cpu_read=read + dev.reads_per_read * host,
         cpu_write=write + (dev.sync_data + dev.reads_per_write) * host,
