@@ -169,6 +169,27 @@ def test_a_dearer_write_never_raises_throughput_nor_makes_a_read_cheaper(rf, nod
     assert read[0] == read[1] == read[2]
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_co_located_load_generator_slows_the_io_threads_by_its_share(threads):
+    """Where the I/O threads bind (pipeline 1, two or three threads) a load generator on the cores
+    adds ``g / n`` to each I/O thread's work per command: ``(n - 1) / (m + h + (n - 1) g / n)``
+    commands per cycle of the clock, ``g`` its cycles per command (the mirror of the message and
+    the GET, times the threads' share of the cores it is pinned to)."""
+    p = perfmodel.load_parameters("default")
+    w = Workload(operation="read", read_fraction=1.0, object_bytes=64, dataset_bytes=1e6, clients=8192,
+                 iodepth=1, replication_factor=1)  # fmt: skip
+    model = chain.build(BARE, w, system="redis", params="default", thread_cap=threads, client_colocated=True)
+    clock = (model.cpu.thread_hz / model.cpu.usl_efficiency)[0]
+    share = model.cpu.client_share[0]
+    assert share == threads / 32  # threads on the c8g.8xlarge's 32 cores
+    m, h = p["cpu_cycles_message[redis]"], p["cpu_cycles_handoff[redis]"]
+    g = share * (m + p["cpu_cycles_read[redis]"])
+    n = threads
+    assert (n - 1) / (m + h + (n - 1) * g / n) < 1 / (p["cpu_cycles_read[redis]"] + g / n)  # I/O binds
+    x = solve(model).throughput[0]
+    assert x == pytest.approx((n - 1) / (m + h + (n - 1) * g / n) * clock, rel=1e-3)
+
+
 def test_the_handoff_costs_only_the_io_threads():
     """A dearer handoff lowers the I/O threads' bound (two threads at pipeline 1) and leaves the
     main thread's (sixteen) where it was."""
