@@ -558,6 +558,12 @@ def _serial_share(serial, parallel):
         return np.where(serial + parallel > 0, serial / (serial + parallel), 0.0)
 
 
+def _message_cycles(inp: Inputs, exit_cycles=0.0) -> np.ndarray:
+    """A request message's socket work and VM exits, shared by the commands pipelined in it
+    [cycles per command]: ``(cpu_cycles_message + exit_cycles) / iodepth``."""
+    return (inp.sys.parameter(inp.params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
+
+
 def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
     """A read's and a write replica's ``(main, sockets, handoff, shared)`` cycles for
     :func:`perfmodel.scaling.io_thread_efficiency` [cycles per operation]: the request messages'
@@ -567,9 +573,8 @@ def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
     main thread."""
     statements = inp.knobs["statements_per_op"].astype(float)
     op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
-    per_message = statements / inp.cfg["iodepth"]
-    sockets = (inp.sys.parameter(inp.params, "cpu_cycles_message") + exit_cycles) * per_message
-    handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") * per_message
+    sockets = _message_cycles(inp, exit_cycles) * statements
+    handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg["iodepth"] * statements
     g_r = client_cycles(inp, client_share, exit_cycles) * statements
     g_w = g_r / inp.cfg["replication_factor"]
     stalls = stall_cycles * statements
@@ -586,8 +591,7 @@ def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_c
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
     command = (f * read + (1 - f) * copies * write) / per_op + stall_cycles
-    sockets = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
-    return command, sockets, client_cycles(inp, client_share, exit_cycles) / per_op
+    return command, _message_cycles(inp, exit_cycles), client_cycles(inp, client_share, exit_cycles) / per_op
 
 
 def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0) -> np.ndarray:
@@ -1156,7 +1160,7 @@ def client_cycles(inp: Inputs, share=1.0, exit_cycles=0.0) -> np.ndarray:
     slice) and the latency of waking an idle thread are not modelled."""
     sys_, params = inp.sys, inp.params
     colocated = inp.knobs["client_colocated"].astype(float)
-    message = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
+    message = _message_cycles(inp, exit_cycles)
     command = np.where(sys_.client_mirrors_commands, sys_.parameter(params, "cpu_cycles_read"), 0.0)
     return colocated * share * (message + command)
 
@@ -1178,7 +1182,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     statements = inp.knobs["statements_per_op"].astype(float)
     # a request message (socket read, parse, reply write) per statement, shared by the commands a
     # client pipelines in one message (its iodepth)
-    per_message = (sys_.parameter(params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
+    per_message = _message_cycles(inp, exit_cycles)
     # an erasure-coded read is k sub-reads, each an operation on the OSD holding its chunk
     op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] + per_message) * statements
     # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards

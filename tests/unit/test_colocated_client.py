@@ -130,9 +130,9 @@ def test_redis_main_thread_keeps_its_bound_with_a_co_located_load_generator():
         )["throughput_ops_s"].iloc[0]
         for colocated in (False, True)
     }
-    assert x[True] == pytest.approx(clock / (command + g / 16), rel=2e-3)
+    assert x[True] == pytest.approx(clock / (command + g / 16), rel=1e-5)
     assert x[True] <= clock / (command + g / 16) * (1 + 1e-9) and x[True] < x[False]
-    assert x[False] == pytest.approx(clock / command, rel=2e-3)
+    assert x[False] == pytest.approx(clock / command, rel=1e-5)
 
 
 @pytest.mark.parametrize(("f", "rf"), [(0.5, 2), (0.5, 3), (0.9, 3)])

@@ -73,6 +73,10 @@ def test_the_threads_capacity_never_falls_with_more_threads_nor_passes_either_bo
         assert cap[1] <= io * (1 + 1e-12)  # the I/O threads'
 
 
+#: a saturated closed loop (8192 clients) reaches its CPU bound to within ~1e-6 here; the checks
+#: against the closed forms take 1e-5, far below what a wrong term moves (0.16% and more)
+
+
 def _saturated(threads, iodepth=1, params="default"):
     w = Workload(operation="read", read_fraction=1.0, object_bytes=64, dataset_bytes=1e6,
                  clients=8192, iodepth=iodepth, replication_factor=1)  # fmt: skip
@@ -93,7 +97,7 @@ def test_cpu_bound_redis_reaches_the_io_threads_or_the_main_threads_bound(thread
     c = p["cpu_cycles_read[redis]"] + model.cpu.dram_stall[0] * clock
     bound = min((threads - 1) / (m + h), 1 / c) * clock
     x = solve(model).throughput[0]
-    assert x == pytest.approx(bound, rel=1e-3) and x <= bound * (1 + 1e-9)
+    assert x == pytest.approx(bound, rel=1e-5) and x <= bound * (1 + 1e-9)
     io_bound = (threads - 1) / (m + h) < 1 / c
     assert io_bound == (iodepth == 1 and threads <= 3)
 
@@ -115,7 +119,7 @@ def test_mixed_and_replicated_writes_reach_the_same_bounds_per_command(f, rf, no
     c += model.cpu.dram_stall[0] * clock
     m, h = p["cpu_cycles_message[redis]"], p["cpu_cycles_handoff[redis]"]
     bound = nodes * min((threads - 1) / (m + h), 1 / c) * clock / per_op
-    assert solve(model).throughput[0] == pytest.approx(bound, rel=2e-3)
+    assert solve(model).throughput[0] == pytest.approx(bound, rel=1e-5)
 
 
 @pytest.mark.parametrize("threads", [2, 3, 8])
@@ -187,7 +191,7 @@ def test_a_co_located_load_generator_slows_the_io_threads_by_its_share(threads):
     n = threads
     assert (n - 1) / (m + h + (n - 1) * g / n) < 1 / (p["cpu_cycles_read[redis]"] + g / n)  # I/O binds
     x = solve(model).throughput[0]
-    assert x == pytest.approx((n - 1) / (m + h + (n - 1) * g / n) * clock, rel=1e-3)
+    assert x == pytest.approx((n - 1) / (m + h + (n - 1) * g / n) * clock, rel=1e-5)
 
 
 def test_the_handoff_costs_only_the_io_threads():
@@ -198,7 +202,7 @@ def test_the_handoff_costs_only_the_io_threads():
     sets = (("p", p), ("dear", dear))
     x = {(n, k): solve(_saturated(n, params=q)).throughput[0] for n in (2, 16) for k, q in sets}
     assert x[(2, "dear")] < x[(2, "p")] * 0.9
-    assert x[(16, "dear")] == pytest.approx(x[(16, "p")], rel=1e-3)
+    assert x[(16, "dear")] == pytest.approx(x[(16, "p")], rel=1e-5)
 
 
 def test_one_thread_is_unchanged_by_the_handoff_and_the_io_law():

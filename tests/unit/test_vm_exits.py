@@ -177,8 +177,8 @@ def test_the_cpu_stage_counts_the_exits_in_redis_io_threads_work():
     assert (bare.cpu.thread_hz / bare.cpu.usl_efficiency)[0] == pytest.approx(clock, rel=1e-12)
     assert 2 / (bare_sockets[0] + handoff) < 1 / command[0]  # the I/O threads bind on both
     x_guest, x_bare = solve(m).throughput[0], solve(bare).throughput[0]
-    assert x_guest == pytest.approx(2 * clock / (sockets[0] + handoff), rel=1e-3)
-    assert x_bare == pytest.approx(2 * clock / (bare_sockets[0] + handoff), rel=1e-3)
+    assert x_guest == pytest.approx(2 * clock / (sockets[0] + handoff), rel=1e-5)
+    assert x_bare == pytest.approx(2 * clock / (bare_sockets[0] + handoff), rel=1e-5)
 
 
 @pytest.mark.parametrize(("f", "rf"), [(0.5, 3), (0.0, 2), (0.9, 3)])
