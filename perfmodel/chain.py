@@ -805,6 +805,7 @@ class DeviceSpecs:
     seq_write: np.ndarray
     write_latency: np.ndarray
     single_queue: np.ndarray
+    hardware_queues: np.ndarray  # submission queues [count]
 
 
 def device_specs(ids: np.ndarray, platforms: list[Platform], index: np.ndarray) -> DeviceSpecs:
@@ -819,15 +820,16 @@ def device_specs(ids: np.ndarray, platforms: list[Platform], index: np.ndarray) 
     for pair in uniq:
         i, name = pair.split("|", 1)
         if name == "":
-            rows.append((np.nan,) * 8)
+            rows.append((np.nan,) * 9)
             continue
         d = platforms[int(i)].device_spec(name)
         p_eff = storage.effective_parallelism(d.internal_parallelism, d.hardware_queues, d.queue_depth_limit)
         rows.append(
             (d.internal_parallelism, float(p_eff), d.read_iops_4k, d.write_iops_4k, d.seq_read_bytes_s)
             + (d.seq_write_bytes_s, d.write_latency_s, 1.0 if d.interface == "sata" else 0.0)
+            + (float(d.hardware_queues),)
         )
-    table = np.array(rows, dtype=float).reshape(len(uniq), 8)[inv]
+    table = np.array(rows, dtype=float).reshape(len(uniq), 9)[inv]
     return DeviceSpecs(ids, *table.T)
 
 
@@ -869,6 +871,9 @@ class Bursts:
     duty_per_op: np.ndarray  # device time in bursts per unit throughput [s]
     backlog: np.ndarray  # the backlog a read meeting a burst waits a part of [s]
     reach: np.ndarray  # share of reads that reach the device [-]
+    #: share of those that share the flush's hardware queue and wait behind its backlog [-]
+    #: (:func:`perfmodel.storage.flush_queue_share`; 1 for a single-queue device)
+    queue_share: np.ndarray
     stall_share: np.ndarray  # share of writes one client's stall catches [-]
     size_scv: np.ndarray  # squared coefficient of variation of flush sizes [-] (knob flush_size_scv)
 
@@ -968,9 +973,11 @@ def _bursts(
     inp: Inputs, cpu_: Cpu, data: DeviceSpecs, reads_per_read, bg_bytes_per_write, bg_bytes
 ) -> Bursts:
     """Flushes drain QD x 512 KiB at the sequential write bandwidth; a read meeting one waits
-    behind the backlog (seed 003: QD 200-800). Memtable back-pressure: a flush holds QD x 512 KiB,
-    written by W = that / bytes-per-write replica writes; a stall catches each client's next write
-    once, so a share copies / (nodes x W) of writes stall (:func:`perfmodel.solve.solve_closed`)."""
+    behind the backlog (seed 003: QD 200-800) if it shares the flush's hardware queue (a share
+    ``queue_share`` of the reads: :func:`perfmodel.storage.flush_queue_share`). Memtable
+    back-pressure: a flush holds QD x 512 KiB, written by W = that / bytes-per-write replica
+    writes; a stall catches each client's next write once, so a share copies / (nodes x W) of
+    writes stall (:func:`perfmodel.solve.solve_closed`)."""
     lsm = inp.sys.lsm
     memtable = inp.sys.parameter(inp.params, "memtable_bytes")
     queue_depth = np.minimum(memtable / storage.FLUSH_IO_BYTES, inp.params["block_queue_limit"])
@@ -981,6 +988,10 @@ def _bursts(
         duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
         backlog=storage.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
         reach=np.minimum(reads_per_read, 1.0),
+        queue_share=storage.flush_queue_share(
+            np.where(np.isfinite(data.hardware_queues), data.hardware_queues, 1.0),
+            np.maximum(cpu_.cores * cpu_.threads_per_core, 1.0),
+        ),
         stall_share=np.where(
             lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
         ),
@@ -1357,7 +1368,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     b = dev.bursts
     return Network(
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
-        burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
+        burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach * b.queue_share,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
         v_read=v_read, v_write=v_write, imbalance=imbalance,
@@ -1428,7 +1439,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # with probability duty x reach x w b s(y b) and waits (b B) x W(y b) in it
     size_b, size_w = burst_points(b.size_scv)
     share, w_mean, w_var, _ = storage.closed_loop_burst(y[:, None] * size_b)
-    p_size = (duty * b.reach)[:, None] * size_w * size_b * share
+    p_size = (duty * b.reach * b.queue_share)[:, None] * size_w * size_b * share
     p_burst = p_size.sum(1)
     backlog = b.backlog[:, None] * size_b
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)

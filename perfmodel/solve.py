@@ -80,8 +80,10 @@ class Network:
     acks: np.ndarray  # replica answers a write waits for
     #: reads delayed by background bursts: fraction of time a device is in
     #: bursts per unit throughput [s], the burst backlog B a read meeting one
-    #: waits a part of [s], the share of reads that reach the device [-], and
-    #: the number of devices the bursts and reads spread over [count]
+    #: waits a part of [s], the share of reads that reach the device's bursting queue
+    #: [-] (those that reach the device at all, times the share on the flush's hardware
+    #: queue: :func:`perfmodel.storage.flush_queue_share`), and the number of devices the
+    #: bursts and reads spread over [count]
     burst_duty_per_op: np.ndarray | float = 0.0
     burst_backlog: np.ndarray | float = 0.0
     burst_reach: np.ndarray | float = 0.0

@@ -81,6 +81,34 @@ def effective_parallelism(parallelism, hardware_queues, queue_depth_limit):
     return np.minimum(p, q * d)
 
 
+def flush_queue_share(hardware_queues, cpus):
+    """Share of a device's reads that queue behind a flush's backlog [-]: ``1 / min(q, cpus)``.
+
+    A flush (or compaction) is written by one thread, so its I/Os enter the
+    hardware queue of that thread's CPU. blk-mq gives each CPU a software queue
+    and maps the CPUs onto ``min(q, cpus)`` hardware queues, each with its own
+    tags (``nr_requests``), so a backlog of hundreds of 512 KiB writes waits in
+    that one queue (Linux ``Documentation/block/blk-mq.rst``, "Software staging
+    queues" / "Hardware dispatch queues"; Bjorling et al., "Linux Block IO:
+    Introducing Multi-queue SSD Access on Multi-core Systems", SYSTOR 2013). An
+    NVMe controller fetches from its submission queues in round robin (NVMe Base
+    Specification, "Command Arbitration"), so a read submitted on another CPU's
+    queue is fetched at the next arbitration round and does not wait for the
+    backlog; only the reads issued on the flushing CPU's queue do, a share
+    ``1 / min(q, cpus)`` of them with reads spread evenly over the CPUs
+    (assumption). A SATA drive has one queue (AHCI), so every read shares it:
+    share 1, the single-queue backlog of seed 003.
+
+    Parameters
+    ----------
+    hardware_queues : the device's submission queues [count], >= 1.
+    cpus : logical CPUs of the node that submit I/O [count], >= 1.
+    """
+    q = in_range(hardware_queues, "hardware_queues", 1.0)
+    c = in_range(cpus, "cpus", 1.0)
+    return 1.0 / np.minimum(q, c)
+
+
 def device_throughput(outstanding, parallelism, occupancy_s):
     """Throughput of a device kept at ``outstanding`` I/Os [1/s].
 

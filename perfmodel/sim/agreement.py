@@ -2,8 +2,9 @@
 
 ``python -m perfmodel.sim.agreement`` runs, for each workload of :data:`CASES`
 (the two shipped workload files, a write-heavy and a read-only variant of
-the ScyllaDB one, and the read- and write-heavy ones with flush sizes that
-vary, each as open arrivals at a fixed cluster rate), every node
+the ScyllaDB one, the read-heavy one on SATA drives, where every read shares a
+flush's hardware queue, and the SATA read-heavy and the write-heavy ones with
+flush sizes that vary, each as open arrivals at a fixed cluster rate), every node
 count of :data:`NODES` through :func:`perfmodel.predict` and through the
 simulator (``REQUESTS`` requests x ``REPLICATIONS`` replications: long enough
 that each node sees several flushes; the automatic run length where flush
@@ -46,9 +47,13 @@ CASES = {
                                       1.5e6, "power8-s821lc-10c", {"threads_per_core": 2}, 20.0),
     "dm8 TPC-C, 150 k tx/s": ("dm8-tpcc.yaml", {}, 1.5e5, "kunpeng-r722", {"cores": 48, "numa_binding": True},
                               20.0),
-    "scylla read-heavy, flush sizes exponential (scv 1)": (
+    # one hardware queue (SATA): every read shares a flush's queue, so the p99 steps over node counts
+    "scylla read-heavy on SATA drives (one queue), 1 M ops/s": (
         "scylla-read-heavy.yaml", {}, 1e6, "power8-s821lc-10c",
-        {"threads_per_core": 2, "flush_size_scv": 1.0},
+        {"threads_per_core": 2, "device": "sata-ssd-800gb"}, 20.0),
+    "scylla read-heavy on SATA drives, flush sizes exponential (scv 1)": (
+        "scylla-read-heavy.yaml", {}, 1e6, "power8-s821lc-10c",
+        {"threads_per_core": 2, "flush_size_scv": 1.0, "device": "sata-ssd-800gb"},
         20.0),
     "scylla write-heavy, flush sizes exponential (scv 1)": (
         "scylla-read-heavy.yaml", {"read_fraction": 0.2}, 4e5, "power8-s821lc-10c",

@@ -69,6 +69,11 @@ class SimConfig:
     cleaner writing dirty pages; a visit to the station is not needed): when the
     replica completes, a job of that mean (the station's service law) joins its
     node's instance of the station, FCFS, and no request waits for it.
+    ``flush_queue_share`` [-] (default 1: one queue): the share of the reads at the
+    flushing device that share the flush's hardware queue and wait behind its I/Os
+    (:func:`perfmodel.storage.flush_queue_share`); the others are fetched ahead of the
+    flush's queued I/Os (NVMe round-robin arbitration): they queue only behind the
+    requests' and background jobs' work, as if no flush were queued.
     """
 
     d_read: tuple
@@ -98,6 +103,7 @@ class SimConfig:
     hot_device: float = 1.0
     destage: tuple = ()
     background: tuple = ()
+    flush_queue_share: float = 1.0
 
     def __post_init__(self) -> None:
         k = len(self.stations)
@@ -116,6 +122,8 @@ class SimConfig:
             raise ValueError(
                 f"arrival_rate: an open configuration needs a rate > 0, got {self.arrival_rate!r}"
             )
+        if not (np.isfinite(self.flush_queue_share) and 0.0 < self.flush_queue_share <= 1.0):
+            raise ValueError(f"flush_queue_share: must be in (0, 1], got {self.flush_queue_share!r}")
         if not (np.isfinite(self.flush_size_scv) and self.flush_size_scv >= 0):
             raise ValueError(f"flush_size_scv: must be a finite number >= 0, got {self.flush_size_scv!r}")
         if self.destage and (len(self.destage) != k or not all(v >= 0 for v in self.destage)):
@@ -350,6 +358,7 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         flush_ios=int(round(float(dev.bursts.queue_depth[i]))) if flush else 0,
         flush_io_time=float(dev.occ_background[i]) if flush else 0.0,
         flush_size_scv=float(dev.bursts.size_scv[i]) if flush else 0.0,
+        flush_queue_share=float(dev.bursts.queue_share[i]) if flush else 1.0,
         family=family,
         service=dict(service or {}),
         read_visit=tuple(read_visit),

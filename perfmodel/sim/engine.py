@@ -25,7 +25,11 @@ move through the stations of :mod:`perfmodel.sim.config`:
   devices receive ``flush_ios`` background writes at once (spread over the
   node's devices), which enter the FCFS queues so that reads queue behind them.
   A write that fills the memtable while the previous flush is still draining
-  stalls until it has (write back-pressure).
+  stalls until it has (write back-pressure). On a device with several
+  hardware queues (``flush_queue_share`` < 1) only that share of the reads
+  shares the flush's queue; the others are fetched ahead of its queued I/Os,
+  so the device keeps a second timeline without the flush I/Os, and every
+  other job's work enters both: such a read starts on the second one.
 * **Background work** (a database's checkpoints and page cleaning): each
   completed write replica submits a job of mean ``background[k]`` to its
   node's instance of station k, FCFS; nobody waits for it, the requests
@@ -67,7 +71,9 @@ def _stream(draw):
 
 
 class _Station:
-    __slots__ = ("k", "single", "per", "local", "free", "choice", "hot_choice", "busy", "residence")
+    __slots__ = (
+        "k", "single", "per", "local", "free", "free_nf", "choice", "hot_choice", "busy", "residence"
+    )  # fmt: skip
 
     def __init__(self, cfg: SimConfig, k: int, rng: np.random.Generator) -> None:
         self.k = k
@@ -78,6 +84,11 @@ class _Station:
         self.single = c == 1
         # per instance: the next free time of its one server, or a heap of c such times
         self.free = [0.0] * mult if self.single else [[0.0] * c for _ in range(mult)]
+        # the flushing device with several hardware queues: the same servers without the flush
+        # I/Os, the timeline of the reads fetched ahead of them (None: one queue for all)
+        self.free_nf = None
+        if k == cfg.device_station and cfg.flushes and cfg.flush_queue_share < 1.0:
+            self.free_nf = [0.0] * mult if self.single else [[0.0] * c for _ in range(mult)]
         per = self.per
         self.choice = _stream(lambda: rng.integers(0, per, BLOCK)) if per > 1 else repeat(0)
         # placement imbalance: on node 0 (the whole station when not per node) device 0 is hot
@@ -87,6 +98,21 @@ class _Station:
             self.hot_choice = _stream(lambda: rng.choice(per, BLOCK, p=weights))
         self.busy = 0.0
         self.residence = 0.0
+
+
+def _take(free: list, single: bool, inst: int, t: float, work: float) -> float:
+    """FCFS: ``work`` [s] arriving at ``t`` takes instance ``inst``'s first free server (its one
+    free time, or the minimum of its heap); returns the start time (Kiefer-Wolfowitz)."""
+    if single:
+        f = free[inst]
+        begin = f if f > t else t
+        free[inst] = begin + work
+        return begin
+    heap = free[inst]
+    f = heap[0]
+    begin = f if f > t else t
+    heapq.heapreplace(heap, begin + work)
+    return begin
 
 
 def _hot_replicas(rng: np.random.Generator, n: int, c: int, p0: float) -> list:
@@ -189,6 +215,9 @@ class Engine:
             self.burst_until = [0.0] * n
             bg = from_moments(cfg.flush_io_time, cfg.flush_io_scv, family=cfg.family)
             self.bg_service = _stream(lambda: bg.sample(rng, BLOCK))
+            # which reads share the flush's hardware queue (drawn only where not all do)
+            if cfg.flush_queue_share < 1.0:
+                self.queue_draw = _stream(lambda: rng.random(BLOCK))
         self.burst_time = 0.0
         self.destage = list(cfg.destage) if cfg.destage else [0.0] * len(cfg.stations)
         # background jobs per write replica: (station, its service stream) where the work is > 0
@@ -336,7 +365,14 @@ class Engine:
             # a write's destage (programmed after its ack) holds the same server right after it:
             # the write leaves at begin + s, the server is free at begin + s + destage
             extra = self.destage[k] if job.parent is not None else 0.0
-            if st.single:
+            if st.free_nf is not None:
+                # its work enters both timelines; a read on another hardware queue than the
+                # flush's starts on the one without the flush I/Os
+                begin = _take(st.free, st.single, inst, t, s + extra)
+                begin_nf = _take(st.free_nf, st.single, inst, t, s + extra)
+                if job.parent is None and next(self.queue_draw) >= self.cfg.flush_queue_share:
+                    begin = begin_nf
+            elif st.single:
                 free = st.free[inst]
                 begin = free if free > t else t
                 st.free[inst] = begin + s + extra
@@ -418,6 +454,8 @@ class Engine:
             if st.local:
                 inst += node * st.per
             s = next(service)
+            if st.free_nf is not None:
+                _take(st.free_nf, st.single, inst, now, s)
             if st.single:
                 free = st.free[inst]
                 st.free[inst] = (free if free > now else now) + s

@@ -7,6 +7,7 @@ import pytest
 
 import perfmodel
 from perfmodel import storage
+from perfmodel._data import data_dir
 
 
 def test_littles_law_parallelism():
@@ -179,7 +180,9 @@ def test_mixed_burst_wait_and_starvation_against_direct_integration():
 def test_predict_open_loop_burst_wait_grows_with_the_flush_size_variance():
     """Open arrivals: a read's extra wait is p_burst E[B] (1 + scv) / 2 (length-biased backlog),
     so read latency is linear in the flush-size scv with slope p_burst x E[B] / 2, and the share
-    of reads meeting a flush (its time share) does not change."""
+    of reads meeting a flush (its time share) does not change. On a SATA drive (one queue: every
+    read shares the flush's) at 10 nodes 5% of the requests meet a flush, so the p99 lies in
+    the bursts and grows with their variance."""
     from dataclasses import replace
 
     from perfmodel._data import data_dir
@@ -188,10 +191,11 @@ def test_predict_open_loop_burst_wait_grows_with_the_flush_size_variance():
 
     spec = load_workload_file(str(data_dir() / "workloads" / "scylla-read-heavy.yaml"))
     w = replace(spec["workload"], arrival_rate=1e6, clients=None)
-    args = dict(nodes=8, system=spec["system"], threads_per_core=2)
+    args = dict(nodes=10, system=spec["system"], threads_per_core=2, device="sata-ssd-800gb")
     rows = [
         perfmodel.predict("power8-s821lc-10c", w, flush_size_scv=s, **args).iloc[0] for s in (0.0, 1.0, 2.0)
     ]
+    assert rows[0].tail_event_share > 0.01
     model = build_model("power8-s821lc-10c", w, **args)
     p_read = rows[0].tail_event_share / w.read_fraction
     slope = p_read * model.devices.bursts.backlog[0] / 2 * 1e3  # [ms]
@@ -200,3 +204,47 @@ def test_predict_open_loop_burst_wait_grows_with_the_flush_size_variance():
     assert means[2] - means[1] == pytest.approx(slope, rel=1e-6)
     assert [r.tail_event_share for r in rows] == pytest.approx([rows[0].tail_event_share] * 3, rel=1e-12)
     assert rows[2].read_latency_p99_ms > rows[1].read_latency_p99_ms > rows[0].read_latency_p99_ms
+
+
+def test_flush_queue_share_is_one_over_the_queues_the_cpus_use():
+    # blk-mq maps the CPUs onto min(queues, CPUs) hardware queues; a flush fills one of them
+    assert storage.flush_queue_share(1, 64) == 1.0  # SATA: one queue, every read behind the flush
+    assert storage.flush_queue_share(32, 16) == pytest.approx(1 / 16)  # i4g: 32 queues, 16 vCPUs
+    assert storage.flush_queue_share(128, 128) == pytest.approx(1 / 128)
+    np.testing.assert_allclose(storage.flush_queue_share(np.array([4, 64]), 8), [1 / 4, 1 / 8])
+    with pytest.raises(ValueError):
+        storage.flush_queue_share(0, 8)
+
+
+def test_only_reads_on_the_flushs_queue_wait_for_its_backlog(tmp_path):
+    """Two drives that differ only in their queue count, under the same open load: the share of
+    reads meeting a flush, and their extra mean wait (duty x share x B / 2), shrink by
+    ``1 / min(queues, CPUs)`` (31 queues on 20 CPUs: 1 / 20); the backlog and duty stay."""
+    import yaml
+
+    from perfmodel import chain
+    from perfmodel.workload import Workload
+
+    spec = yaml.safe_load((data_dir() / "hardware" / "devices.yaml").read_text())
+    nvme = next(d for d in spec["devices"] if d["id"] == "nvme-1p6tb-generic")
+    paths = []
+    for queues in (1, 31):
+        entry = dict(nvme, id=f"mq-test-{queues}", hardware_queues=queues)
+        path = tmp_path / f"q{queues}.yaml"
+        path.write_text(yaml.safe_dump({"references": spec.get("references", {}), "devices": [entry]}))
+        paths.append(str(path))
+    # 4 TB on 4 nodes: every read reaches a drive; 30% writes keep it in flushes 7% of the time
+    w = Workload(read_fraction=0.7, object_bytes=1024, dataset_bytes=4e12, arrival_rate=3e5, clients=None)
+    args = dict(nodes=4, system="scylla", threads_per_core=2)
+    one, many = (chain.build("power8-s821lc-10c", w, device=p, **args) for p in paths)
+    assert one.devices.bursts.queue_share[0] == 1.0
+    assert many.devices.bursts.queue_share[0] == pytest.approx(1 / 20)  # 10 cores x SMT2
+    np.testing.assert_allclose(many.devices.bursts.backlog, one.devices.bursts.backlog)
+    rows = [chain.report(m, chain.solve(m)).iloc[0] for m in (one, many)]
+    assert rows[0].burst_duty == pytest.approx(rows[1].burst_duty, rel=1e-9)
+    p_one, p_many = (r.tail_event_share / w.read_fraction for r in rows)
+    assert p_one > 0.01 and p_many == pytest.approx(p_one / 20, rel=1e-9)
+    extra = [r.read_latency_mean_ms for r in rows]
+    backlog_ms = one.devices.bursts.backlog[0] * 1e3
+    # the read mean without bursts is the same on both drives: the difference is the burst wait
+    assert extra[0] - extra[1] == pytest.approx(p_one * backlog_ms / 2 * (1 - 1 / 20), rel=1e-6)
