@@ -386,22 +386,27 @@ def run_job(job: Mapping[str, Any]) -> dict:
     notebook = Path(job["notebook"])
     executed = folder / notebook.name
     status, error = "ok", ""
-    try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(executed),
-            # the run's folder is the kernel's working directory: "." keeps this machine's paths out of
-            # the executed notebook and its export
-            parameters={**job["parameters"], OUTPUT_PARAMETER: "."},
-            kernel_name=job.get("kernel_name") or DEFAULT_KERNEL,
-            cwd=str(folder),
-            progress_bar=False,
-            execution_timeout=job.get("timeout_s"),
-            # the kernel's own start-up warnings (e.g. about plain-TCP transport) are noise here
-            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-        )
-    except Exception as exc:  # a failing notebook is a result, not a crash
-        status, error = "failed", _error_text(exc)
+    for _ in range(KERNEL_START_TRIES):
+        try:
+            papermill.execute_notebook(
+                str(notebook),
+                str(executed),
+                # the run's folder is the kernel's working directory: "." keeps this machine's paths out
+                # of the executed notebook and its export
+                parameters={**job["parameters"], OUTPUT_PARAMETER: "."},
+                kernel_name=job.get("kernel_name") or DEFAULT_KERNEL,
+                cwd=str(folder),
+                progress_bar=False,
+                execution_timeout=job.get("timeout_s"),
+                # the kernel's own start-up warnings (e.g. about plain-TCP transport) are noise here
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            )
+            status, error = "ok", ""
+            break
+        except Exception as exc:  # a failing notebook is a result, not a crash
+            status, error = "failed", _error_text(exc)
+            if not _kernel_never_started(exc):
+                break
     if executed.is_file():
         _drop_machine_paths(executed)
     if job.get("html", True) and executed.is_file():
@@ -437,6 +442,18 @@ def _drop_machine_paths(executed: Path) -> None:
         if record.get(key):
             record[key] = Path(record[key]).name
     nbformat.write(nb, str(executed))
+
+
+#: times a run is started when its kernel dies before it answers (no cell has run then)
+KERNEL_START_TRIES = 3
+
+
+def _kernel_never_started(exc: BaseException) -> bool:
+    """Whether ``exc`` is a kernel that died before replying to ``kernel_info`` (jupyter_client):
+    no cell ran. Two kernels started at once can pick the same free port and one fails to bind it
+    (``ZMQError: Address already in use``: jupyter_client chooses the ports before the kernel
+    binds them), so such a run is started again rather than reported failed."""
+    return isinstance(exc, RuntimeError) and "Kernel died before replying to kernel_info" in str(exc)
 
 
 def _error_text(exc: BaseException) -> str:

@@ -231,3 +231,40 @@ def test_a_failing_run_is_recorded_and_the_rest_resume(tmp_path, tiny_notebook):
     forced = summary[summary["param.fail_on"] == -1].reset_index(drop=True)
     assert (forced["status"] == "ok").all() and not forced["reused"].any()
     assert json.loads((out / "tiny" / forced["run"][1] / "summary.json").read_text()) == {"double": 4}
+
+
+def test_a_kernel_that_dies_before_it_answers_is_started_again(tmp_path, tiny_notebook, monkeypatch):
+    """Two kernels started at once can pick the same port (ZMQError: Address already in use) and one
+    dies before replying to kernel_info: no cell ran, so the run starts again (up to
+    KERNEL_START_TRIES times) instead of being reported failed; a notebook's own error is not retried."""
+    import papermill
+
+    real = papermill.execute_notebook
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(kwargs["parameters"]["x"])
+        if len(calls) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    path = tiny_notebook(tmp_path)
+    job = dict(
+        notebook=str(path), parameters={"x": 1, "fail_on": 2}, output_dir=str(tmp_path / "a"), html=False
+    )
+    record = batch.run_job(job)
+    assert record["status"] == "ok" and record["results"] == {"double": 2} and calls == [1, 1]
+    calls.clear()
+    record = batch.run_job(dict(job, parameters={"x": 2, "fail_on": 2}, output_dir=str(tmp_path / "b")))
+    assert record["status"] == "failed" and "deliberate failure" in record["error"] and calls == [2, 2]
+
+    def dead(*args, **kwargs):
+        calls.append(0)
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    monkeypatch.setattr(papermill, "execute_notebook", dead)
+    calls.clear()
+    record = batch.run_job(dict(job, output_dir=str(tmp_path / "c")))
+    assert record["status"] == "failed" and "Kernel died" in record["error"]
+    assert len(calls) == batch.KERNEL_START_TRIES
