@@ -988,9 +988,10 @@ def _bursts(
         duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
         backlog=storage.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
         reach=np.minimum(reads_per_read, 1.0),
+        # the CPUs that issue I/O: the server's threads' (a thread cap leaves the others idle)
         queue_share=storage.flush_queue_share(
             np.where(np.isfinite(data.hardware_queues), data.hardware_queues, 1.0),
-            np.maximum(cpu_.cores * cpu_.threads_per_core, 1.0),
+            np.maximum(np.floor(np.minimum(cpu_.cores * cpu_.threads_per_core, cpu_.threads)), 1.0),
         ),
         stall_share=np.where(
             lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
@@ -1369,6 +1370,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     return Network(
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach * b.queue_share,
+        flush_queue_share=b.queue_share,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
         v_read=v_read, v_write=v_write, imbalance=imbalance,
@@ -1439,7 +1441,8 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # with probability duty x reach x w b s(y b) and waits (b B) x W(y b) in it
     size_b, size_w = burst_points(b.size_scv)
     share, w_mean, w_var, _ = storage.closed_loop_burst(y[:, None] * size_b)
-    p_size = (duty * b.reach * b.queue_share)[:, None] * size_w * size_b * share
+    reach = np.broadcast_to(np.asarray(net.burst_reach, dtype=float), duty.shape)  # on the flush's queue
+    p_size = (duty * reach)[:, None] * size_w * size_b * share
     p_burst = p_size.sum(1)
     backlog = b.backlog[:, None] * size_b
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)

@@ -96,6 +96,11 @@ class Network:
     load_write: np.ndarray | float = 0.0
     destage: np.ndarray | float = 0.0
     flush: np.ndarray | float = 0.0
+    #: share of the requests at a flushing station that share the flush's hardware queue [-] (M,)
+    #: (:func:`perfmodel.storage.flush_queue_share`; 1: one queue): only they queue behind its I/Os,
+    #: the others are fetched ahead of them (the simulator's second device timeline); the station's
+    #: capacity and utilisation count all of it
+    flush_queue_share: np.ndarray | float = 1.0
     v_read: np.ndarray | None = None
     v_write: np.ndarray | None = None
     #: busiest instance's load over the mean at each station [-] (>= 1; placement imbalance):
@@ -118,6 +123,11 @@ class Network:
         )
         self.destage = np.array(np.broadcast_to(np.asarray(self.destage, dtype=float), self.d_write.shape))
         self.flush = np.array(np.broadcast_to(np.asarray(self.flush, dtype=float), self.d_write.shape))
+        self.flush_queue_share = np.array(
+            np.broadcast_to(np.asarray(self.flush_queue_share, dtype=float), self.d_write.shape[:1])
+        )
+        if ((self.flush_queue_share <= 0) | (self.flush_queue_share > 1)).any():
+            raise ValueError("flush_queue_share: must be in (0, 1]")
         parts = self.destage + self.flush
         if (
             (self.destage < 0).any()
@@ -242,7 +252,8 @@ def burst_visits(net: Network, throughput, population=None):
     """``y = lambda B`` of :func:`perfmodel.storage.closed_loop_burst` [-].
 
     ``lambda = (X / N) f reach / D``: the rate at which one of ``N`` closed-loop
-    clients sends reads to one of the ``D`` bursting devices. Open arrivals
+    clients sends reads into the bursting queue of one of the ``D`` devices (``reach``: the reads
+    that reach that queue, ``net.burst_reach``). Open arrivals
     (``population`` None) see time averages: ``y = 0``.
     """
     x = np.asarray(throughput, dtype=float)
@@ -372,10 +383,13 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # the requests' own work (the closed customers) and the background jobs' (open arrivals at a
     # rate X (1 - f) copies: nobody waits for them, so the arrival theorem's (N - 1) / N does not
     # thin them -- the mixed open / closed network of Lazowska et al. 1984, sec. 7.4); flush
-    # bursts load the station as the requests' own work does
-    a_own = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + (destage + flush) / c)
+    # bursts load the station as the requests' own work does, in the queue of the requests that
+    # share the flush's hardware queue only (the others are fetched ahead of its I/Os), in the
+    # capacity all of it
+    flush_seen = flush * net.flush_queue_share[:, None]
+    a_own = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + (destage + flush_seen) / c)
     a_bg = (1 - f)[:, None] * copies * background_jobs(net)[:, qc] / c
-    a_req = a_own + a_bg  # queueing work per request and server
+    a_req = a_own + a_bg + (1 - f)[:, None] * copies * (flush - flush_seen) / c  # all the work there
     scale = ((n - 1) / n)[:, None] / m
     # Schweitzer's equations in one unknown: with sigma_k = (N - 1) / (N m_k) the queue
     # Q_k = X a_k (1 + sigma_k Q_k) gives Q_k = X a_k / (1 - X a_k sigma_k), so the cycle
@@ -501,6 +515,8 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     stalled = np.flatnonzero(stall > 0)
     stall_col = np.argmax(a_req / m, axis=1)[stalled]
     util_q = x[:, None] * (f[:, None] * dr + (1 - f)[:, None] * copies * (dw + load)) / (c * m)
+    # the busy share the requests' queue sees: a flush's I/Os only for those that share its queue
+    util_seen = util_q - x[:, None] * (1 - f)[:, None] * copies * (flush - flush_seen) / (c * m)
     wr_q = np.where(dr > 0, np.maximum(rr_q - dr, 0.0), 0.0)
     ww_q = np.where(dw > 0, np.maximum(rw_q - dw, 0.0), 0.0)
     # Probability of waiting. Open M/M/c: P = C(c, c rho) (Erlang C) and a waiting
@@ -516,7 +532,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # of mean s / (c (1 - rho)); a class that visits v < 1 times per request waits with
     # probability v P(wait | visit) (Tijms 1994, sec. 4.5; Lazowska et al. 1984, ch. 6).
     vis = f[:, None] * vr_k + (1 - f)[:, None] * copies * vw_k
-    rho = np.clip(util_q, 0.0, 1.0 - 1e-12)
+    rho = np.clip(util_seen, 0.0, 1.0 - 1e-12)
     p_visit = np.maximum(erlang_c_unchecked(c, c * rho), ahead * (1.0 - rho))  # A (1 - rho): the AMVA wait's
     p_visit = np.where(vis > 0, np.clip(np.nan_to_num(p_visit), 0.0, 1.0), 0.0)
     pr_q = np.minimum(vr_k, 1.0) * p_visit
@@ -640,9 +656,12 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     work = f * dr + (1 - f) * copies * (dw + net.load_write)
     util = np.where(delay, 0.0, x[:, None] * work * net.imbalance / (c * net.mult))
     saturated_k = util >= 1.0
+    # a flush's I/Os load the queue of the requests that share its hardware queue only
+    unseen = (1 - f) * copies * net.flush * (1 - net.flush_queue_share[:, None])
+    util_seen = np.where(delay, 0.0, x[:, None] * (work - unseen) * net.imbalance / (c * net.mult))
     jobs, s_job, scv_mix = job_mix(net)  # every job a visit waits behind, background jobs included
     with np.errstate(divide="ignore", invalid="ignore"):
-        rho = np.clip(util, 0.0, 1.0 - 1e-12)
+        rho = np.clip(util_seen, 0.0, 1.0 - 1e-12)
         p_visit = np.where(delay, 0.0, erlang_c_unchecked(c, c * rho))
         # Poisson arrivals, service SCV c^2: the M/M/c wait times (1 + c^2) / 2 (Allen-Cunneen;
         # exact for M/G/1 with c^2 <= 1, Pollaczek-Khinchine; docs/queueing.md)

@@ -242,8 +242,9 @@ def flush_burst_table(
 
     A burst keeps ``QD`` 512 KiB writes outstanding and drains at a bandwidth
     [B/s] (default: the device's sequential write bandwidth); a read arriving
-    during it waits on average half the backlog and at most all of it
-    (:func:`perfmodel.storage.burst_profile`). Returns ``burst_queue_depth``
+    during it on the flush's hardware queue waits on average half the backlog and at most all
+    of it (:func:`perfmodel.storage.burst_profile`; reads on the device's other queues do not:
+    :func:`perfmodel.storage.flush_queue_share`). Returns ``burst_queue_depth``
     [count], ``burst_bandwidth_gb_s`` [GB/s], ``read_delay_mean_ms`` and
     ``read_delay_max_ms`` [ms], one row per (QD, bandwidth).
     """

@@ -26,6 +26,7 @@ SMALL = {
         "devices": ["nvme-1p6tb-generic", "sata-ssd-800gb"],
         "queue_depths": [1, 8, 32, 128],
         "write_fractions": [0.0, 0.1],
+        "tail_devices": ["micron-6500-ion-30tb", "micron-5400-pro"],
     },
     "04-replication-and-cache.ipynb": {
         "replication_factors": [2, 3],

@@ -62,9 +62,9 @@ def test_out_of_sample_accuracy_does_not_regress(stored):
     core, the all-core clock -- base where no source gives one -- with all). Kept at 1.21x (1.2037
     -> 1.2046, leave-one-out median |rel| 18.6% -> 18.4%) when a statement's CPU time became fixed
     and the solver came to use a station's service SCV in its waits. Median lowered (1.21x ->
-    1.20x, 1.2046 -> 1.1973) and p90 raised (2.30x -> 2.37x, 2.2778 -> 2.3601) on 2026-11-24, when
-    only the reads on a flush's hardware queue came to wait for its backlog (storage.
-    flush_queue_share; corpus Cassandra 9.23x -> 7.20x, ScyllaDB 13.04x -> 11.05x): seed 003's mean
+    1.20x, 1.2046 -> 1.1973) and p90 raised (2.30x -> 2.37x, 2.2778 -> 2.3605) on 2026-11-24, when
+    only the reads on a flush's hardware queue came to wait for its backlog and its load (storage.
+    flush_queue_share; corpus Cassandra 9.23x -> 7.37x, ScyllaDB 13.04x -> 11.05x): seed 003's mean
     write bandwidth, at the p90's rank, went from 2.33x to 2.44x over (fewer clients held by
     bursts: more writes) while its queue depths improved (flush QD 32.2x -> 30.8x under). The
     validation issue's goals (leave-one-out median 10%, p90 25%; leave-one-group-out median factor
