@@ -1369,7 +1369,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     b = dev.bursts
     return Network(
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
-        burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach * b.queue_share,
+        burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         flush_queue_share=b.queue_share,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
@@ -1441,7 +1441,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # with probability duty x reach x w b s(y b) and waits (b B) x W(y b) in it
     size_b, size_w = burst_points(b.size_scv)
     share, w_mean, w_var, _ = storage.closed_loop_burst(y[:, None] * size_b)
-    reach = np.broadcast_to(np.asarray(net.burst_reach, dtype=float), duty.shape)  # on the flush's queue
+    reach = np.broadcast_to(net.burst_queue_reach, duty.shape)  # the reads on the flush's queue
     p_size = (duty * reach)[:, None] * size_w * size_b * share
     p_burst = p_size.sum(1)
     backlog = b.backlog[:, None] * size_b

@@ -80,10 +80,9 @@ class Network:
     acks: np.ndarray  # replica answers a write waits for
     #: reads delayed by background bursts: fraction of time a device is in
     #: bursts per unit throughput [s], the burst backlog B a read meeting one
-    #: waits a part of [s], the share of reads that reach the device's bursting queue
-    #: [-] (those that reach the device at all, times the share on the flush's hardware
-    #: queue: :func:`perfmodel.storage.flush_queue_share`), and the number of devices the
-    #: bursts and reads spread over [count]
+    #: waits a part of [s], the share of reads that reach the device [-] (of them
+    #: ``flush_queue_share`` reach the flush's hardware queue: :attr:`burst_queue_reach`), and the
+    #: number of devices the bursts and reads spread over [count]
     burst_duty_per_op: np.ndarray | float = 0.0
     burst_backlog: np.ndarray | float = 0.0
     burst_reach: np.ndarray | float = 0.0
@@ -142,6 +141,12 @@ class Network:
         scv = np.asarray(self.scv, dtype=float)
         if not (np.isfinite(scv) & (scv >= 0)).all():
             raise ValueError("scv: every station's service SCV must be finite and >= 0")
+
+    @property
+    def burst_queue_reach(self) -> np.ndarray:
+        """Share of the reads that reach a bursting device's flush queue [-] (M,): ``burst_reach x
+        flush_queue_share`` (derived, so a changed ``burst_reach`` or share carries over)."""
+        return np.asarray(self.burst_reach, dtype=float) * self.flush_queue_share
 
 
 def background_jobs(net: Network) -> np.ndarray:
@@ -253,7 +258,7 @@ def burst_visits(net: Network, throughput, population=None):
 
     ``lambda = (X / N) f reach / D``: the rate at which one of ``N`` closed-loop
     clients sends reads into the bursting queue of one of the ``D`` devices (``reach``: the reads
-    that reach that queue, ``net.burst_reach``). Open arrivals
+    that reach that queue, ``net.burst_queue_reach``). Open arrivals
     (``population`` None) see time averages: ``y = 0``.
     """
     x = np.asarray(throughput, dtype=float)
@@ -264,7 +269,7 @@ def burst_visits(net: Network, throughput, population=None):
         x
         / n
         * net.read_fraction
-        * np.asarray(net.burst_reach, dtype=float)
+        * net.burst_queue_reach
         * np.asarray(net.burst_backlog, dtype=float)
         / np.asarray(net.burst_devices, dtype=float)
     )
@@ -358,9 +363,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     duty_per_op = np.broadcast_to(np.asarray(net.burst_duty_per_op, dtype=float), n.shape)
     # a read that meets a burst: reach x B x h(y), y = x * y_per_x (closed loop: see
     # perfmodel.storage.closed_loop_burst; h = 1/2 at y = 0 is the open-loop U(0, B))
-    burst_delay = np.broadcast_to(
-        np.asarray(net.burst_reach, dtype=float) * np.asarray(net.burst_backlog, dtype=float), n.shape
-    )
+    burst_delay = np.broadcast_to(net.burst_queue_reach * np.asarray(net.burst_backlog, dtype=float), n.shape)
     y_per_x = np.broadcast_to(burst_visits(net, 1.0, n), n.shape)
     bursts = bool((duty_per_op * burst_delay > 0).any())
     sizes = burst_points(net.burst_size_scv, size)

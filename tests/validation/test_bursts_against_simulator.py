@@ -60,9 +60,7 @@ def _with_share(model, share):
     """The same model with a share ``share`` of the reads on the flush's hardware queue."""
     bursts = model.devices.bursts
     bursts = replace(bursts, queue_share=np.full_like(bursts.queue_share, share))
-    net = replace(
-        model.net, burst_reach=bursts.reach * bursts.queue_share, flush_queue_share=bursts.queue_share
-    )
+    net = replace(model.net, flush_queue_share=bursts.queue_share)
     return replace(model, net=net, devices=replace(model.devices, bursts=bursts))
 
 
