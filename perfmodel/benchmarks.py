@@ -241,6 +241,22 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "zones",
+        "int",
+        False,
+        "availability zones of a cloud region the cluster's nodes and each key's replicas were spread "
+        "over (knob zones; blank = 1: one site)",
+        config=True,
+    ),
+    Column(
+        "zone_rtt_us",
+        "float",
+        False,
+        "the region's round trip between availability zones [us] (knob zone_rtt_s; blank: the "
+        "platform's catalog zone_rtt_us)",
+        config=True,
+    ),
+    Column(
         "ec_profile",
         "ec",
         False,

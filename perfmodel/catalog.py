@@ -135,6 +135,9 @@ class Platform:
     #: blank: none counted (bare metal, or a guest whose exits were not measured)
     vm_exit_s: float = math.nan
     vm_exits_per_message: float = math.nan
+    #: a cloud platform's round trip between two availability zones of its region [s] (a
+    #: cluster spread over zones: knob ``zones``); blank: no zones (one site)
+    zone_rtt_s: float = math.nan
     #: the core design (``data/microarchitectures.yaml``); blank: the family's default core
     microarchitecture: str = ""
     notes: str = ""
@@ -212,6 +215,7 @@ _PLATFORM_FIELDS: dict[str, tuple[str, float, str]] = {
     "rack_units": ("rack_units", 1, "optfloat"),
     "vm_exit_us": ("vm_exit_s", 1e-6, "optfloat"),
     "vm_exits_per_message": ("vm_exits_per_message", 1, "optfloat"),
+    "zone_rtt_us": ("zone_rtt_s", 1e-6, "optfloat"),
     "vendor": ("vendor", 1, "optstr"),
     "model": ("model", 1, "optstr"),
     "cpu_model": ("cpu_model", 1, "optstr"),
@@ -261,6 +265,7 @@ _MINIMUM = {
     "write_latency_us": (0.1, "no storage device answers faster"),
     "latency_us": (0.01, "one way on a wire"),
     "vm_exit_us": (0.05, "an exit to the host and back"),
+    "zone_rtt_us": (1.0, "a round trip between two sites"),
 }
 #: physical upper bounds: (largest value, why), in the file's units -- a typo (MB/s for B/s,
 #: a missing decimal point) fails here instead of giving throughputs of 1e-7 or p99s of 1e13 ms
@@ -286,6 +291,7 @@ _MAXIMUM = {
     "vm_exit_us": (1e4, "10 ms, a scheduler slice: one VM exit"),
     "vm_exits_per_message": (100.0, "exits one message causes"),
     "latency_us": (1e6, "a second one way"),
+    "zone_rtt_us": (1e5, "100 ms, farther than the zones of one region"),
 }
 
 _SPECS = {"platforms": _PLATFORM_FIELDS, "devices": _DEVICE_FIELDS, "networks": _NETWORK_FIELDS}
@@ -698,6 +704,7 @@ def platforms_table(catalog: Catalog | None = None):
                 "network": p.network,
                 "storage": storage,
                 "message_exit_us": p.message_exit_s / 1e-6,  # NaN: no VM exits counted
+                "zone_rtt_us": p.zone_rtt_s / 1e-6,  # NaN: no availability zones
             }
         )
     return pd.DataFrame(rows)

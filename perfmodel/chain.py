@@ -93,6 +93,9 @@ class PlatformArrays:
     #: a request message's VM exits on the vCPU that receives it, exits x time each (0 where the
     #: catalog counts none) [s]
     message_exit_s: np.ndarray
+    #: the round trip between two availability zones of a cloud platform's region (NaN: no
+    #: zones) [s]
+    zone_rtt_s: np.ndarray
     device: np.ndarray
     devices: np.ndarray
     wal_device: np.ndarray
@@ -313,6 +316,7 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         net_bw=col(lambda p: p.network_spec().bandwidth_bytes_s).astype(float),
         net_latency=col(lambda p: p.network_spec().latency_s).astype(float),
         message_exit_s=np.nan_to_num(col(lambda p: p.message_exit_s).astype(float), nan=0.0),
+        zone_rtt_s=col(lambda p: p.zone_rtt_s).astype(float),
         device=col(lambda p: _data_slot(p)[0]),
         devices=col(lambda p: _data_slot(p)[1]).astype(float),
         wal_device=col(_wal_slot),
@@ -1017,6 +1021,25 @@ class Paths:
     log_files: np.ndarray
     link: np.ndarray
     log_flushes: np.ndarray | float = 1.0  # flushes a commit waits for in turn [count]
+    #: a cluster over availability zones (knob ``zones``): the round trip between zones [s] (0:
+    #: one zone), the share of requests whose coordinator is outside the client's zone (each of
+    #: the operation's ``zone_hops`` round trips then crosses), and the share of writes waiting
+    #: for a replica in another zone than their coordinator [-] (:mod:`perfmodel.placement`);
+    #: the fixed demands hold their means, :func:`tails` the mixture
+    zone_rtt: np.ndarray | float = 0.0
+    zone_client: np.ndarray | float = 0.0
+    zone_replica: np.ndarray | float = 0.0
+    zone_hops: np.ndarray | float = 1.0
+
+    @property
+    def zone_read_mean(self):
+        """A read's mean time crossing zones [s]."""
+        return self.zone_client * self.zone_hops * self.zone_rtt
+
+    @property
+    def zone_write_mean(self):
+        """A write's mean time crossing zones [s]."""
+        return (self.zone_client * self.zone_hops + self.zone_replica) * self.zone_rtt
 
 
 @dataclass(frozen=True)
@@ -1093,6 +1116,9 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         flushes.astype(float) * (dev.data.write_latency + virt_io) + log_bytes / dev.data.seq_write,
         0.0,
     )
+    zone_rtt, zone_client, zone_replica = _zones(inp)
+    zone_read = zone_client * statements * zone_rtt
+    zone_write = (zone_client * statements + zone_replica) * zone_rtt
     gbps = inp.knobs["client_link_gbps"].astype(float)
     has_link = np.isfinite(gbps)
     link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
@@ -1100,13 +1126,62 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         # a large EC read: the primary gathers k - 1 chunks from other OSDs, then sends the object
         net_read=net * (1.0 + (cfg["read_chunks"] - 1.0) / cfg["read_chunks"]),
         net_write=net_shard,
-        fixed_read=wire + virt_io * dev.reads_per_read,
-        fixed_write=wire + replica_hop + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
+        fixed_read=wire + zone_read + virt_io * dev.reads_per_read,
+        fixed_write=wire
+        + replica_hop
+        + zone_write
+        + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
         log_write=log,
         log_files=inp.knobs["log_files"].astype(float),
         link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
         log_flushes=flushes.astype(float),
+        zone_rtt=zone_rtt,
+        zone_client=zone_client,
+        zone_replica=zone_replica,
+        zone_hops=statements,
     )
+
+
+def _zones(inp: Inputs):
+    """A cluster over availability zones: the round trip between zones [s] (0 for one zone), the
+    share of requests whose coordinator is outside the client's zone and the share of writes
+    waiting for a replica answer from another zone than their coordinator's [-]
+    (:func:`perfmodel.placement.cross_zone_client_share`, :func:`~perfmodel.placement.
+    cross_zone_replica_share`). A system without network round trips (``remote: false``) crosses
+    none."""
+    cfg, plat = inp.cfg, inp.plat
+    zones = inp.knobs["zones"].astype(float)
+    spread = zones > 1
+    if (spread & (zones > cfg["nodes"])).any():
+        i = int(np.argmax(spread & (zones > cfg["nodes"])))
+        raise ValueError(f"zones: {zones[i]:g} zones need as many nodes, got nodes={cfg['nodes'][i]:g}")
+    between = settings.fill(inp.knobs["zone_rtt_s"], plat.zone_rtt_s).astype(float)
+    if (spread & ~np.isfinite(between)).any():
+        i = int(np.argmax(spread & ~np.isfinite(between)))
+        raise ValueError(
+            f"zones: {zones[i]:g} zones, but platform {plat.id[i]} has no round trip between zones "
+            "(catalog zone_rtt_us, a cloud platform's; or knob zone_rtt_s); one site: zones=1"
+        )
+    on = spread & inp.sys.remote
+    # a crossing costs the round trip between zones less the one within a zone already charged
+    within = 2 * plat.net_latency
+    if (on & (np.nan_to_num(between) <= within)).any():
+        i = int(np.argmax(on & (np.nan_to_num(between) <= within)))
+        raise ValueError(
+            f"zone_rtt_s: {between[i]:g} s between zones is not above the round trip within one "
+            f"({within[i]:g} s, twice the network's latency)"
+        )
+    rtt = np.where(on, np.nan_to_num(between) - within, 0.0)
+    client = np.where(on, placement.cross_zone_client_share(zones), 0.0)
+    replicated = on & (cfg["replication_factor"] >= 2)
+    replica = np.where(
+        replicated,
+        placement.cross_zone_replica_share(
+            zones, np.maximum(cfg["replication_factor"], 1.0), np.clip(cfg["acks"], 1.0, None)
+        ),
+        0.0,
+    )
+    return rtt, client, replica
 
 
 @dataclass(frozen=True)
@@ -1433,6 +1508,9 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     stall = np.zeros(inp.size) if sol.write_stall is None else sol.write_stall
     p_stall = np.ones(inp.size) if sol.write_stall_probability is None else sol.write_stall_probability
     shift_r, shift_w = deterministic_part(net, sol)
+    # zone crossings (a cluster over availability zones): the fixed part holds their mean; the
+    # latency is a mixture over how many round trips between zones the request makes
+    zones_r, zones_w = zone_mixtures(model.paths)
     b = model.devices.bursts
     duty = np.minimum(x * b.duty_per_op, 1.0)
     # closed loop: fewer reads meet a burst than its time share, each waits longer; open: U(0, B)
@@ -1447,6 +1525,8 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     backlog = b.backlog[:, None] * size_b
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
+    # the fixed part without the zone crossings' mean: each mixture part adds its own crossings
+    shift_r, shift_w = shift_r - model.paths.zone_read_mean, shift_w - model.paths.zone_write_mean
     read_parts = [(1 - p_burst, vr_mean, vr_var, shift_r)] + [
         (
             p_size[:, j],
@@ -1462,12 +1542,27 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
         (1 - p_stalled, vw_mean, vw_var, shift_w),
         (p_stalled, vw_mean + np.where(stall > 0, stall / p_stall, 0.0), vw_var, shift_w),
     ]
-    quantiles = _quantiles(f, (mean_r, mean_w), read_parts, write_parts, p_burst, stall, inp.size)
+    read_parts = [(w * p, m, v, sh + e) for p, e in zones_r for w, m, v, sh in read_parts]
+    write_parts = [(w * p, m, v, sh + e) for p, e in zones_w for w, m, v, sh in write_parts]
+    zoned = np.broadcast_to(np.asarray(model.paths.zone_rtt) > 0, (inp.size,))
+    quantiles = _quantiles(f, (mean_r, mean_w), read_parts, write_parts, p_burst, stall, inp.size, zoned)
     mean_r_total, mean_w_total = mean_r + burst_wait, mean_w + stall
     with np.errstate(invalid="ignore"):
         mean = _weighted(f, mean_r_total) + _weighted(1 - f, mean_w_total)
     share_events = _weighted(f, p_burst) + _weighted(1 - f, p_stalled)
     return Tails(mean_r_total, mean_w_total, mean, quantiles, duty, share_events)
+
+
+def zone_mixtures(path: Paths):
+    """A read's and a write's zone crossings as ``[(probability, time [s]), ...]``, the first
+    none: a read crosses on all its ``h`` round trips when its coordinator is outside the client's
+    zone (``p_c``); a write also waits for one more round trip between zones when its coordinator's
+    zone lacks a replica answer it needs (``p_r``, independent of the client's zone) -- ``0``,
+    ``D``, ``h D`` or ``(h + 1) D`` with ``D`` the round trip between zones."""
+    d, pc, pr, h = path.zone_rtt, path.zone_client, path.zone_replica, path.zone_hops
+    reads = [(1 - pc, 0.0), (pc, h * d)]
+    writes = [((1 - pc) * (1 - pr), 0.0), ((1 - pc) * pr, d), (pc * (1 - pr), h * d), (pc * pr, (h + 1) * d)]
+    return reads, writes
 
 
 def _spread(mean, var, shift):
@@ -1482,14 +1577,15 @@ def _weighted(weight, value):
     return np.where(present, weight * np.where(present, value, 0.0), 0.0)
 
 
-def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size) -> dict:
-    """p50 / p95 / p99 / p99.9 of reads, writes and their mix (mixtures solved exactly where needed)."""
+def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size, zoned=False) -> dict:
+    """p50 / p95 / p99 / p99.9 of reads, writes and their mix (mixtures solved exactly where needed:
+    flush bursts, memtable stalls, zone crossings -- ``zoned``)."""
     mean_r, mean_w = means
     has_r, has_w = f > 0, f < 1
     finite = np.isfinite(mean_r) & np.isfinite(mean_w)
     need_r, need_w, both = (
-        has_r & (p_burst > 0) & finite,
-        has_w & (stall > 0) & finite,
+        has_r & ((p_burst > 0) | zoned) & finite,
+        has_w & ((stall > 0) | zoned) & finite,
         has_r & has_w & finite,
     )
 

@@ -139,6 +139,10 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.chain._erasure_coding)
         k, _, m = str(get("ec_profile")).partition("+")
         knobs["ec_k"], knobs["ec_m"] = float(k), float(m)
+    if not _blank(row.get("zones")):  # a cluster over availability zones (perfmodel.placement)
+        knobs["zones"] = float(row["zones"])
+    if not _blank(row.get("zone_rtt_us")):  # the region's round trip between zones
+        knobs["zone_rtt_s"] = float(row["zone_rtt_us"]) * 1e-6
     if not _blank(row.get("network_id")):
         knobs["network"] = str(row["network_id"])
     if not _blank(row.get("statements_per_op")):

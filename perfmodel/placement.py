@@ -30,6 +30,15 @@ Glossary and units: ``instances`` n [count] (nodes, or OSD daemons' devices),
   - ``even`` (a token-allocation algorithm or a balancer that makes loads
     proportional: Cassandra 4's ``allocate_tokens_for_local_replication_factor``,
     Ceph's upmap balancer): ``cv2 = 0``, no imbalance.
+* **Availability zones.** A cluster spread over ``z`` zones of a cloud region
+  (nodes, and each key's replicas, as evenly as the zones allow: replicas on
+  distinct racks, a rack per zone) crosses zones twice over. The client, in one
+  zone, reaches a coordinator in another with probability ``1 - 1/z``
+  (:func:`cross_zone_client_share`); a request that waits for ``k`` replica
+  answers waits for one in another zone than its coordinator when the
+  coordinator's zone holds fewer than ``k`` of the replicas
+  (:func:`cross_zone_replica_share`). Each crossing costs the region's round
+  trip between zones, far above one within a zone.
 * **Coordinator forwarding.** A client that is not token-aware sends a request
   to any node; with probability ``1 - r / n`` that node holds no replica and
   forwards it (one more network hop and the coordinator's CPU). The share
@@ -42,7 +51,10 @@ Amazon's highly available key-value store. SOSP (virtual nodes smooth load;
 load imbalance falls with tokens per node). Weil, S. A. et al. (2006). CRUSH:
 controlled, scalable, decentralized placement of replicated data. SC'06 (PG
 placement variance, section 4.2). Apache Cassandra documentation,
-"Architecture: Dynamo" (token-aware drivers send requests to a replica).
+"Architecture: Dynamo" (token-aware drivers send requests to a replica);
+"Replication" (NetworkTopologyStrategy places a key's replicas on distinct
+racks first), where a cloud deployment maps racks to availability zones
+(Cassandra's Ec2Snitch: "the rack is the availability zone").
 """
 
 from __future__ import annotations
@@ -54,7 +66,15 @@ import numpy as np
 
 from perfmodel._validate import broadcast, in_range
 
-__all__ = ["PLACEMENTS", "expected_max_load", "forwarded_share", "imbalance", "load_cv2"]
+__all__ = [
+    "PLACEMENTS",
+    "cross_zone_client_share",
+    "cross_zone_replica_share",
+    "expected_max_load",
+    "forwarded_share",
+    "imbalance",
+    "load_cv2",
+]
 
 #: how units are placed on instances (see the module doc)
 PLACEMENTS = ("random", "ring", "even")
@@ -128,3 +148,43 @@ def forwarded_share(nodes, replicas, token_aware):
     t = in_range(token_aware, "token_aware", 0.0, 1.0)
     n, r, t = broadcast(nodes=n, replicas=r, token_aware=t)
     return (1.0 - t) * (1.0 - np.minimum(r, n) / n)
+
+
+def cross_zone_client_share(zones):
+    """Share of requests whose coordinator is in another availability zone than the client [-].
+
+    ``1 - 1/z``: nodes (and every key's replicas) spread evenly over ``z`` zones and the client
+    in one of them, the node a request reaches -- a replica for a token-aware client, any node
+    otherwise -- is in the client's zone with probability ``1/z`` (averaged over the keys: the
+    client's zone holds ``r/z`` of each key's ``r`` replicas). 0 for one zone.
+    """
+    z = in_range(zones, "zones", 1.0)
+    return 1.0 - 1.0 / z
+
+
+def cross_zone_replica_share(zones, replicas, acks):
+    """Share of requests that wait for a replica in another zone than their coordinator [-].
+
+    A key's ``r`` replicas lie on distinct racks, a rack per zone, as evenly as the ``z`` zones
+    allow: with ``r = q z + s`` (``0 <= s < z``), ``s`` zones hold ``q + 1`` of them and the
+    others ``q`` (``z >= r``: one each in ``r`` zones). The coordinator is one of the replicas,
+    drawn uniformly: with probability ``s (q + 1) / r`` its zone holds ``q`` other replicas,
+    else ``q - 1``. A request waiting for ``k`` answers (its own and ``k - 1`` others) waits for
+    one from another zone when ``k - 1`` exceeds those. RF 3 over 3 zones: every QUORUM write
+    (``k = 2``), no ONE write. Assumptions: the coordinator is a replica (a token-aware client;
+    a forwarded request's coordinator is in the zones' mix as well) and the ``k``-th answer is
+    the ``k``-th nearest replica's (queueing does not reorder answers across zones).
+
+    References: Apache Cassandra documentation, "Replication" (NetworkTopologyStrategy: replicas
+    on distinct racks first) and "Snitch" (Ec2Snitch: a rack is an availability zone).
+    """
+    z = in_range(zones, "zones", 1.0)
+    r = in_range(replicas, "replicas", 1.0)
+    k = in_range(acks, "acks", 1.0)
+    z, r, k = broadcast(zones=z, replicas=r, acks=k)
+    z, r, k = np.round(z), np.round(r), np.round(k)
+    q, s = np.floor(r / z), np.mod(r, z)
+    big = s * (q + 1.0) / r  # the coordinator's zone holds q + 1 replicas
+    others_big, others_small = q, np.maximum(q - 1.0, 0.0)
+    need = k - 1.0
+    return big * (need > others_big) + (1.0 - big) * (need > others_small)

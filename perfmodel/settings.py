@@ -104,6 +104,25 @@ KNOBS: dict[str, Knob] = {
         Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
         Knob("network", "id", "", UNSET, "network id of every node's NIC (default: the platform's)"),
         Knob(
+            "zones",
+            "count",
+            "count",
+            1.0,
+            "availability zones of a cloud region the nodes and each key's replicas are spread over "
+            "(replicas on distinct zones first): a request crosses zones to a coordinator outside the "
+            "client's zone, 1 - 1/zones of them, and to a replica answer its coordinator's zone lacks, "
+            "each crossing the round trip between zones (zone_rtt_s) less the one within a zone "
+            "(perfmodel.placement); 1: one site",
+        ),
+        Knob(
+            "zone_rtt_s",
+            "number",
+            "s",
+            UNSET,
+            "round trip between two availability zones of the region (default: the platform's catalog "
+            "zone_rtt_us, a typical region's; regions differ)",
+        ),
+        Knob(
             "token_aware",
             "number",
             "-",

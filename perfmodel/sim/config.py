@@ -74,6 +74,14 @@ class SimConfig:
     (:func:`perfmodel.storage.flush_queue_share`); the others are fetched ahead of the
     flush's queued I/Os (NVMe round-robin arbitration): they queue only behind the
     requests' and background jobs' work, as if no flush were queued.
+    ``zones`` [count] (default 1), ``zone_rtt`` [s], ``zone_hops`` [count]: a cluster over
+    availability zones, simulated from its layout (the analytic model's shares are not used):
+    replica ``j`` of a key in zone ``j mod zones``, the client in a uniformly drawn zone and the
+    coordinator a uniformly drawn replica; a request whose coordinator is in another zone than
+    the client adds ``zone_hops x zone_rtt`` at the ``fixed`` station (its round trips to the
+    coordinator), and each write replica in another zone than the coordinator ``zone_rtt`` more
+    (the write completes at its ``acks``-th replica). ``d_read`` / ``d_write`` at ``fixed`` hold
+    the rest of the fixed latency.
     """
 
     d_read: tuple
@@ -104,6 +112,9 @@ class SimConfig:
     destage: tuple = ()
     background: tuple = ()
     flush_queue_share: float = 1.0
+    zones: int = 1
+    zone_rtt: float = 0.0
+    zone_hops: float = 1.0
 
     def __post_init__(self) -> None:
         k = len(self.stations)
@@ -124,6 +135,14 @@ class SimConfig:
             )
         if not (np.isfinite(self.flush_queue_share) and 0.0 < self.flush_queue_share <= 1.0):
             raise ValueError(f"flush_queue_share: must be in (0, 1], got {self.flush_queue_share!r}")
+        if not (isinstance(self.zones, int | np.integer) and self.zones >= 1):
+            raise ValueError(f"zones: must be a whole number >= 1, got {self.zones!r}")
+        if not (np.isfinite(self.zone_rtt) and self.zone_rtt >= 0):
+            raise ValueError(f"zone_rtt: must be a finite time >= 0 [s], got {self.zone_rtt!r}")
+        if not (np.isfinite(self.zone_hops) and self.zone_hops >= 0):
+            raise ValueError(f"zone_hops: must be a finite count >= 0, got {self.zone_hops!r}")
+        if self.zoned and "fixed" not in self.stations:
+            raise ValueError("zones: crossing zones needs a station named 'fixed' to add the round trips at")
         if not (np.isfinite(self.flush_size_scv) and self.flush_size_scv >= 0):
             raise ValueError(f"flush_size_scv: must be a finite number >= 0, got {self.flush_size_scv!r}")
         if self.destage and (len(self.destage) != k or not all(v >= 0 for v in self.destage)):
@@ -253,10 +272,16 @@ class SimConfig:
 
     @property
     def fast_path_applies(self) -> bool:
-        """Open Poisson arrivals through FCFS stations in series, no replicas, no bursts."""
+        """Open Poisson arrivals through FCFS stations in series, no replicas, no bursts, one zone."""
         # a read-only load destages nothing and causes no background work
         writes_leave_work = (any(self.destage) or any(self.background)) and self.read_fraction < 1
-        return not self.closed and self.copies == 1 and not self.flushes and not writes_leave_work
+        simple = not self.closed and self.copies == 1 and not self.flushes and not self.zoned
+        return simple and not writes_leave_work
+
+    @property
+    def zoned(self) -> bool:
+        """Whether requests cross availability zones (``zones > 1`` and a round trip between them)."""
+        return self.zones > 1 and self.zone_rtt > 0
 
 
 def config_from_network(
@@ -324,7 +349,14 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
     net, inp, dev = model.net, model.inputs, model.devices
     cfg = inp.cfg
     dev_i = STATIONS.index("device")
+    fixed_i = STATIONS.index("fixed")
+    # zone crossings are drawn from the layout: the fixed demands without their analytic mean
+    path = model.paths
+    zone_rtt = float(np.broadcast_to(path.zone_rtt, (inp.size,))[i])
+    d_read = np.array(net.d_read[i], dtype=float)
+    d_read[fixed_i] -= float(np.broadcast_to(path.zone_read_mean, (inp.size,))[i])
     d_write = np.array(net.d_write[i], dtype=float)
+    d_write[fixed_i] -= float(np.broadcast_to(path.zone_write_mean, (inp.size,))[i])
     flush = bool(inp.sys.lsm[i]) and float(dev.bg_bytes_per_write[i]) > 0
     # the writes' destage (a drive programs after its ack) is background work at its station
     destage = np.zeros(len(STATIONS))
@@ -341,7 +373,7 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
     if 0 < reach < 1 and net.d_read[i, dev_i] > 0:
         read_visit[dev_i] = reach
     return SimConfig(
-        d_read=tuple(float(v) for v in net.d_read[i]),
+        d_read=tuple(float(v) for v in d_read),
         d_write=tuple(float(v) for v in d_write),
         servers=tuple(float(v) for v in net.servers[i]),
         mult=tuple(int(round(v)) for v in net.mult[i]),
@@ -366,4 +398,7 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         hot_device=float(model.scale_out.device_imbalance[i]) if model.scale_out is not None else 1.0,
         destage=tuple(float(v) for v in destage),
         background=tuple(float(v) for v in background),
+        zones=int(inp.knobs["zones"][i]) if zone_rtt > 0 else 1,
+        zone_rtt=zone_rtt,
+        zone_hops=float(np.broadcast_to(path.zone_hops, (inp.size,))[i]),
     )

@@ -142,9 +142,9 @@ class _Job:
     its next arrival, so that a step allocates nothing.
     """
 
-    __slots__ = ("rid", "path", "step", "node", "waits", "parent", "callbacks", "_ok")
+    __slots__ = ("rid", "path", "step", "node", "waits", "parent", "extra", "callbacks", "_ok")
 
-    def __init__(self, rid, path, node, nwaits, parent) -> None:
+    def __init__(self, rid, path, node, nwaits, parent, extra=0.0) -> None:
         self._ok = True
         self.rid = rid
         self.path = path
@@ -152,6 +152,7 @@ class _Job:
         self.node = node
         self.waits = [0.0] * nwaits
         self.parent = parent
+        self.extra = extra  # round trips between availability zones, at the fixed station [s]
 
 
 class _Write:
@@ -201,6 +202,12 @@ class Engine:
             self.replica_nodes = chain.from_iterable(
                 iter(lambda: np.argsort(rng.random((BLOCK, n)), axis=1)[:, :c].tolist(), None)
             )
+        # availability zones: replica j of a key in zone j mod zones; per request the client's
+        # zone and the coordinator (one of the replicas) drawn uniformly
+        self.fixed_k = cfg.stations.index("fixed") if cfg.zoned else -1
+        if cfg.zoned:
+            self.replica_zone = [j % cfg.zones for j in range(max(c, 1))]
+            self.zone_draw = _stream(lambda: rng.random(BLOCK))
         z = cfg.think_time
         self.think = _stream(lambda: rng.exponential(z, BLOCK)) if z > 0 else None
         if not cfg.closed:
@@ -286,18 +293,34 @@ class Engine:
             self.start[rid] = now
         else:
             rid = -1
-        if next(self.op_choice) < self.read_fraction:
-            self._advance(_Job(rid, self.paths[0], next(self.node_choice), self.nk, None), now)
+        read = next(self.op_choice) < self.read_fraction
+        extras = self._zone_extras() if self.cfg.zoned else None
+        if read:
+            extra = extras[0] if extras else 0.0
+            self._advance(_Job(rid, self.paths[0], next(self.node_choice), self.nk, None, extra), now)
             return
         if rid >= 0:
             self.op[rid] = 1
         parent = _Write(rid)
         path = self.paths[1]
         if self.replica_nodes is None:
-            self._advance(_Job(rid, path, next(self.node_choice), self.nk, parent), now)
+            extra = extras[1][0] if extras else 0.0
+            self._advance(_Job(rid, path, next(self.node_choice), self.nk, parent, extra), now)
         else:
-            for node in next(self.replica_nodes):
-                self._advance(_Job(rid, path, node, self.nk, parent), now)
+            for j, node in enumerate(next(self.replica_nodes)):
+                extra = extras[1][j] if extras else 0.0
+                self._advance(_Job(rid, path, node, self.nk, parent, extra), now)
+
+    def _zone_extras(self) -> tuple[float, list[float]]:
+        """A request's round trips between zones [s]: the read's, and each write replica's."""
+        cfg = self.cfg
+        zones, rtt = cfg.zones, cfg.zone_rtt
+        client = min(int(next(self.zone_draw) * zones), zones - 1)
+        r = len(self.replica_zone)
+        coordinator = self.replica_zone[min(int(next(self.zone_draw) * r), r - 1)]
+        to_coordinator = cfg.zone_hops * rtt if coordinator != client else 0.0
+        replicas = [to_coordinator + (rtt if zone != coordinator else 0.0) for zone in self.replica_zone]
+        return to_coordinator, replicas
 
     def _carry_backlog(self, now: float, sign: float) -> None:
         """Add (at the window's start) or remove (at its end) the work already queued beyond ``now``.
@@ -345,6 +368,8 @@ class Engine:
             k, st, service, delay, visit = path[i]
             if delay:
                 t += next(service)
+                if k == self.fixed_k:
+                    t += job.extra
                 i += 1
                 continue
             if visit is not None and not arrived and next(visit[1]) >= visit[0]:
