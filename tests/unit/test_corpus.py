@@ -191,8 +191,13 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
     "cassandra": 7.38, "ceph": 1.40, "fio": 2.31, "memcached": 1.44, "mysql": 1.33, "opengauss": 1.16,
-    "postgresql": 1.18, "redis": 1.20, "rocksdb": 5.48, "scylla": 11.05,
+    "postgresql": 1.18, "redis": 1.20, "rocksdb": 5.48, "scylla": 2.24,
 }  # fmt: skip
+# lowered 2026-11-24 (later): ScyllaDB 11.05 -> 2.24 (11.0463 -> 2.2380) when a cluster over
+# availability zones crossed them (knob zones; placement.cross_zone_*): benchANT's ScyllaDB Cloud nodes
+# sat on racks in three us-west-2 zones (two of us-west-1's), one replica per zone, the YCSB VMs in one
+# zone -- every QUORUM request waits for another zone, two in three reach a coordinator in another,
+# each crossing AWS's 0.73 ms (1.16 ms) round trip between zones, measured by another lab
 # lowered 2026-11-24: Cassandra 9.24 -> 7.38 (9.2325 -> 7.3712) and ScyllaDB 13.04 -> 11.05 (13.0394 ->
 # 11.0463) when only the reads on a flush's hardware queue came to wait for its backlog and its load
 # (storage.flush_queue_share: 1 / min(queues, CPUs) of them on multi-queue NVMe): benchant's i4g
