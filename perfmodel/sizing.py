@@ -7,7 +7,7 @@ with open Poisson arrivals at the target rate, and keeps for each candidate
 the smallest node count for which, **with ``failure_tolerance`` nodes down**
 (N + k):
 
-* replication: surviving nodes >= RF;
+* replication: surviving nodes >= RF (and >= the availability zones, knob ``zones``);
 * capacity: dataset x RF / ``fill_limit`` fits on the surviving nodes' drives;
 * throughput: no station saturated and every utilisation <= ``max_utilization``;
 * SLO: the predicted p99 latency <= ``slo_p99_ms``.
@@ -300,10 +300,13 @@ class _Grid:
         self.candidates, self.w, self.system, self.params = candidates, w, system, params
         self.terms, self.knobs, self.failure_tolerance = terms, knobs, failure_tolerance
         self.rf = int(np.max(w.replication_factor))
+        # a cluster over availability zones needs a node in each (knob zones), failures included
+        self.zones = int(np.max(np.asarray(knobs.get("zones", 1.0), dtype=float)))
+        least = max(self.rf, self.zones, 1)
         self.counts = np.arange(1, max_nodes + 1)
         surviving = self.counts - failure_tolerance
-        self.valid = surviving >= max(self.rf, 1)
-        self.n_grid = np.where(self.valid, surviving, max(self.rf, 1)).astype(float)
+        self.valid = surviving >= least
+        self.n_grid = np.where(self.valid, surviving, least).astype(float)
         self.per_node = np.array([self._capacity(p) for p, _ in candidates])[:, None]
         self.frame = self.predict(np.arange(len(self.counts))) if candidates else None
 
@@ -389,8 +392,10 @@ class _Grid:
         top = int(self.counts[last])
         why = []
         if first["replication"] < 0:  # the other constraints are not evaluated without enough nodes
-            need = self.rf + self.failure_tolerance
-            return f"RF {self.rf} with {self.failure_tolerance} failures needs {need} nodes, more than {top}"
+            need = max(self.rf, self.zones) + self.failure_tolerance
+            spread = f" over {self.zones} zones" if self.zones > 1 else ""
+            return (f"RF {self.rf}{spread} with {self.failure_tolerance} failures needs {need} nodes, more "
+                    f"than {top}")  # fmt: skip
         if first["capacity"] < 0:
             need = float(np.max(self.w.dataset_bytes)) * self.rf
             have = self.n_grid[last] * self.per_node[i, 0]

@@ -268,3 +268,17 @@ def test_a_count_just_past_the_p99_step_says_so():
         W, target_ops_s=1e4, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS[:1], interval=None
     )
     assert set(easy.tail_regime) <= {"body", "bursts", "step"}
+
+
+def test_a_cluster_over_zones_needs_a_node_in_each():
+    # a small load that three nodes carry: over five zones the answer is five, never fewer, and a
+    # search that stops short says why
+    small = dict(target_ops_s=2e3, slo_p99_ms=1e3, system="scylla", platforms=["x86-aws-i4i-4xlarge"],
+                 interval=None, failure_tolerance=0)  # fmt: skip
+    one_zone = size(W, **small)
+    assert (one_zone.nodes == 3).all()
+    five = size(W, zones=5, **small)
+    assert (five.nodes == 5).all() and five.feasible.all()
+    short = size(W, zones=5, max_nodes=4, **small)
+    assert not short.feasible.any()
+    assert short.reason.str.contains("RF 3 over 5 zones with 0 failures needs 5 nodes, more than 4").all()
