@@ -241,6 +241,15 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "read_consistency",
+        "choice",
+        False,
+        "replicas a read waits for (Cassandra / ScyllaDB read consistency level: QUORUM waits for the "
+        "digests of other replicas; blank: ONE)",
+        CONSISTENCY_CHOICES,
+        config=True,
+    ),
+    Column(
         "zones",
         "int",
         False,

@@ -128,6 +128,9 @@ class SystemArrays:
     group_commit: np.ndarray
     page_cache: np.ndarray
     client_mirrors_commands: np.ndarray
+    #: the server's I/O scheduler's latency goal: the most of a flush a read waits behind [s] (inf:
+    #: no scheduler of its own)
+    io_latency_goal_s: np.ndarray
 
     def take(self, values) -> np.ndarray:
         """One value per spec, spread to the configurations."""
@@ -192,6 +195,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             "arrival_rate": workload.arrival_rate if not workload.closed else np.nan,
             "replication_factor": workload.replication_factor,
             "acks": workload.acks,
+            "read_acks": workload.read_acks,
             **{f"knob:{k}": v for k, v in resolved.items()},
         }
     )
@@ -199,7 +203,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
                 "zipf_s",
                 "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
-                "acks"):  # fmt: skip
+                "acks", "read_acks"):  # fmt: skip
         cfg[key] = cfg[key].astype(float)
     nodes = cfg["nodes"]
     if (nodes < 1).any():
@@ -268,6 +272,7 @@ def _erasure_coding(cfg: dict, knobs: dict) -> None:
     cfg["rmw_reads"] = np.where(ec & ~full_write, k, 0.0)  # stripe reads of a partial write
     cfg["replication_factor"] = np.where(ec, shards, rf)
     cfg["acks"] = np.where(ec, shards, cfg["acks"])  # Ceph waits for every shard of its acting set
+    cfg["read_acks"] = np.where(ec, 1.0, cfg["read_acks"])  # an EC read gathers chunks (read_chunks)
 
 
 def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
@@ -385,6 +390,7 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         group_commit=flag("group_commit"),
         page_cache=flag("page_cache"),
         client_mirrors_commands=flag("client_mirrors_commands"),
+        io_latency_goal_s=np.array([s.io_latency_goal_s for s in specs], dtype=float)[codes],
     )
 
 
@@ -878,6 +884,10 @@ class Bursts:
     #: share of those that share the flush's hardware queue and wait behind its backlog [-]
     #: (:func:`perfmodel.storage.flush_queue_share`; 1 for a single-queue device)
     queue_share: np.ndarray
+    #: what a read meeting a flush waits when the server's own I/O scheduler holds the flush back
+    #: (spec ``io_latency_goal_ms``: the device's queue kept full at that much work) [s]; inf: the
+    #: kernel's queue holds the whole flush and the read waits its share of the backlog
+    read_cap: np.ndarray
     stall_share: np.ndarray  # share of writes one client's stall catches [-]
     size_scv: np.ndarray  # squared coefficient of variation of flush sizes [-] (knob flush_size_scv)
 
@@ -978,7 +988,9 @@ def _bursts(
 ) -> Bursts:
     """Flushes drain QD x 512 KiB at the sequential write bandwidth; a read meeting one waits
     behind the backlog (seed 003: QD 200-800) if it shares the flush's hardware queue (a share
-    ``queue_share`` of the reads: :func:`perfmodel.storage.flush_queue_share`). Memtable
+    ``queue_share`` of the reads: :func:`perfmodel.storage.flush_queue_share`), or behind at most
+    the system's I/O scheduler's latency goal of it (spec ``io_latency_goal_ms``: Seastar's
+    dispatcher keeps a device's queue within that much work; doc/io-scheduler.md). Memtable
     back-pressure: a flush holds QD x 512 KiB, written by W = that / bytes-per-write replica
     writes; a stall catches each client's next write once, so a share copies / (nodes x W) of
     writes stall (:func:`perfmodel.solve.solve_closed`)."""
@@ -991,6 +1003,9 @@ def _bursts(
         queue_depth=queue_depth,
         duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
         backlog=storage.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
+        # a server with its own I/O scheduler (Seastar) keeps the device's queue within its latency
+        # goal and the rest of the flush in its own queue: a read meeting a flush waits about that
+        read_cap=inp.sys.io_latency_goal_s,
         reach=np.minimum(reads_per_read, 1.0),
         # the CPUs that issue I/O: the server's threads' (a thread cap leaves the others idle)
         queue_share=storage.flush_queue_share(
@@ -1030,11 +1045,13 @@ class Paths:
     zone_client: np.ndarray | float = 0.0
     zone_replica: np.ndarray | float = 0.0
     zone_hops: np.ndarray | float = 1.0
+    #: the share of reads waiting for a replica's digest from another zone (QUORUM reads) [-]
+    zone_read_replica: np.ndarray | float = 0.0
 
     @property
     def zone_read_mean(self):
         """A read's mean time crossing zones [s]."""
-        return self.zone_client * self.zone_hops * self.zone_rtt
+        return (self.zone_client * self.zone_hops + self.zone_read_replica) * self.zone_rtt
 
     @property
     def zone_write_mean(self):
@@ -1096,6 +1113,8 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     # a write acknowledged by two or more replicas waits for one that is not the node the client
     # reached: one more round trip between nodes (primary-copy Ceph, QUORUM / ALL writes)
     replica_hop = np.where((cfg["acks"] >= 2) & (cfg["replication_factor"] >= 2), rtt, 0.0)
+    # a read at QUORUM / ALL waits for the digests of replicas other than its coordinator: as well
+    read_hop = np.where((cfg["read_acks"] >= 2) & (cfg["replication_factor"] >= 2), rtt, 0.0)
     net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0) * statements
     # an erasure-coded write sends each shard its chunk (1/k of the bytes) from the primary
     net_shard = (
@@ -1116,8 +1135,8 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         flushes.astype(float) * (dev.data.write_latency + virt_io) + log_bytes / dev.data.seq_write,
         0.0,
     )
-    zone_rtt, zone_client, zone_replica = _zones(inp)
-    zone_read = zone_client * statements * zone_rtt
+    zone_rtt, zone_client, zone_replica, zone_read_replica = _zones(inp)
+    zone_read = (zone_client * statements + zone_read_replica) * zone_rtt
     zone_write = (zone_client * statements + zone_replica) * zone_rtt
     gbps = inp.knobs["client_link_gbps"].astype(float)
     has_link = np.isfinite(gbps)
@@ -1126,7 +1145,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         # a large EC read: the primary gathers k - 1 chunks from other OSDs, then sends the object
         net_read=net * (1.0 + (cfg["read_chunks"] - 1.0) / cfg["read_chunks"]),
         net_write=net_shard,
-        fixed_read=wire + zone_read + virt_io * dev.reads_per_read,
+        fixed_read=wire + read_hop + zone_read + virt_io * dev.reads_per_read,
         fixed_write=wire
         + replica_hop
         + zone_write
@@ -1138,26 +1157,27 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         zone_rtt=zone_rtt,
         zone_client=zone_client,
         zone_replica=zone_replica,
+        zone_read_replica=zone_read_replica,
         zone_hops=statements,
     )
 
 
 def _zones(inp: Inputs):
     """A cluster over availability zones: the round trip between zones [s] (0 for one zone), the
-    share of requests whose coordinator is outside the client's zone and the share of writes
-    waiting for a replica answer from another zone than their coordinator's [-]
+    share of requests whose coordinator is outside the client's zone and the shares of writes and
+    of reads waiting for a replica answer from another zone than their coordinator's [-]
     (:func:`perfmodel.placement.cross_zone_client_share`, :func:`~perfmodel.placement.
     cross_zone_replica_share`). A system without network round trips (``remote: false``) crosses
     none."""
     cfg, plat = inp.cfg, inp.plat
-    zones = inp.knobs["zones"].astype(float)
+    zones = settings.fill(inp.knobs["zones"], 1.0).astype(float)  # unset in a list: one site
     spread = zones > 1
     if (spread & (zones > cfg["nodes"])).any():
         i = int(np.argmax(spread & (zones > cfg["nodes"])))
         raise ValueError(f"zones: {zones[i]:g} zones need as many nodes, got nodes={cfg['nodes'][i]:g}")
     between = settings.fill(inp.knobs["zone_rtt_s"], plat.zone_rtt_s).astype(float)
-    if (spread & ~np.isfinite(between)).any():
-        i = int(np.argmax(spread & ~np.isfinite(between)))
+    if (spread & inp.sys.remote & ~np.isfinite(between)).any():  # a system without round trips crosses none
+        i = int(np.argmax(spread & inp.sys.remote & ~np.isfinite(between)))
         raise ValueError(
             f"zones: {zones[i]:g} zones, but platform {plat.id[i]} has no round trip between zones "
             "(catalog zone_rtt_us, a cloud platform's; or knob zone_rtt_s); one site: zones=1"
@@ -1174,14 +1194,14 @@ def _zones(inp: Inputs):
     rtt = np.where(on, np.nan_to_num(between) - within, 0.0)
     client = np.where(on, placement.cross_zone_client_share(zones), 0.0)
     replicated = on & (cfg["replication_factor"] >= 2)
-    replica = np.where(
-        replicated,
-        placement.cross_zone_replica_share(
-            zones, np.maximum(cfg["replication_factor"], 1.0), np.clip(cfg["acks"], 1.0, None)
-        ),
-        0.0,
-    )
-    return rtt, client, replica
+    rf = np.maximum(cfg["replication_factor"], 1.0)
+
+    def replica_share(acks):
+        return np.where(
+            replicated, placement.cross_zone_replica_share(zones, rf, np.clip(acks, 1.0, rf)), 0.0
+        )
+
+    return rtt, client, replica_share(cfg["acks"]), replica_share(cfg["read_acks"])
 
 
 @dataclass(frozen=True)
@@ -1445,7 +1465,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     return Network(
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
-        flush_queue_share=b.queue_share,
+        flush_queue_share=b.queue_share, burst_read_cap=b.read_cap,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
         v_read=v_read, v_write=v_write, imbalance=imbalance,
@@ -1523,6 +1543,12 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     p_size = (duty * reach)[:, None] * size_w * size_b * share
     p_burst = p_size.sum(1)
     backlog = b.backlog[:, None] * size_b
+    # a server's own I/O scheduler (y = 0 there: no client held): a read meeting a flush waits the
+    # scheduler's latency goal, whatever the flush's size
+    cap = np.broadcast_to(b.read_cap, duty.shape)[:, None]
+    capped = np.isfinite(cap) & (backlog > 0)
+    w_mean = np.where(capped, cap / np.where(capped, backlog, 1.0), w_mean)
+    w_var = np.where(capped, 0.0, w_var)
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
     # the fixed part without the zone crossings' mean: each mixture part adds its own crossings
@@ -1555,14 +1581,22 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
 
 def zone_mixtures(path: Paths):
     """A read's and a write's zone crossings as ``[(probability, time [s]), ...]``, the first
-    none: a read crosses on all its ``h`` round trips when its coordinator is outside the client's
-    zone (``p_c``); a write also waits for one more round trip between zones when its coordinator's
-    zone lacks a replica answer it needs (``p_r``, independent of the client's zone) -- ``0``,
-    ``D``, ``h D`` or ``(h + 1) D`` with ``D`` the round trip between zones."""
-    d, pc, pr, h = path.zone_rtt, path.zone_client, path.zone_replica, path.zone_hops
-    reads = [(1 - pc, 0.0), (pc, h * d)]
-    writes = [((1 - pc) * (1 - pr), 0.0), ((1 - pc) * pr, d), (pc * (1 - pr), h * d), (pc * pr, (h + 1) * d)]
-    return reads, writes
+    none: a request crosses on all its ``h`` round trips when its coordinator is outside the
+    client's zone (``p_c``), and waits for one more round trip between zones when its
+    coordinator's zone lacks a replica answer it needs (``p_r``: a write's acks, a QUORUM read's
+    digests; independent of the client's zone) -- ``0``, ``D``, ``h D`` or ``(h + 1) D`` with
+    ``D`` the round trip between zones less the one within."""
+    d, pc, h = path.zone_rtt, path.zone_client, path.zone_hops
+
+    def mixture(pr):
+        return [
+            ((1 - pc) * (1 - pr), 0.0),
+            ((1 - pc) * pr, d),
+            (pc * (1 - pr), h * d),
+            (pc * pr, (h + 1) * d),
+        ]
+
+    return mixture(path.zone_read_replica), mixture(path.zone_replica)
 
 
 def _spread(mean, var, shift):
@@ -1583,9 +1617,11 @@ def _quantiles(f, means, read_parts, write_parts, p_burst, stall, size, zoned=Fa
     mean_r, mean_w = means
     has_r, has_w = f > 0, f < 1
     finite = np.isfinite(mean_r) & np.isfinite(mean_w)
+    # each class's own mixture where that class is finite (a saturated write must not drop the
+    # reads' bursts or zone crossings)
     need_r, need_w, both = (
-        has_r & ((p_burst > 0) | zoned) & finite,
-        has_w & ((stall > 0) | zoned) & finite,
+        has_r & ((p_burst > 0) | zoned) & np.isfinite(mean_r),
+        has_w & ((stall > 0) | zoned) & np.isfinite(mean_w),
         has_r & has_w & finite,
     )
 

@@ -104,6 +104,9 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     workload = Workload.from_benchmark(fields)
     level = get("consistency")
     workload = replace(workload, consistency=str(level) if level else write_consistency(str(system)))
+    read_level = get("read_consistency")
+    if read_level:  # replicas a read waits for (blank: one)
+        workload = replace(workload, read_consistency=str(read_level))
     knobs: dict[str, Any] = {}
     if not _blank(row.get("threads_per_core")):
         knobs["threads_per_core"] = float(row["threads_per_core"])
@@ -351,6 +354,7 @@ def _vector_call(configs: list[dict[str, Any]]) -> dict[str, Any]:
         for name in _WORKLOAD_ARRAYS
     }
     acks = np.array([float(c["workload"].acks) for c in configs])
+    fields["read_consistency"] = np.array([float(c["workload"].read_acks) for c in configs]).astype(int)
     if configs[0]["workload"].closed:
         workload = Workload(operation="mixed", consistency=acks.astype(int), **fields)
     else:  # throttled runs: open arrivals (no clients / threads / iodepth)

@@ -121,6 +121,7 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "round trip between two availability zones of the region (default: the platform's catalog "
             "zone_rtt_us, a typical region's; regions differ)",
+            maximum=0.1,
         ),
         Knob(
             "token_aware",

@@ -301,7 +301,8 @@ class _Grid:
         self.terms, self.knobs, self.failure_tolerance = terms, knobs, failure_tolerance
         self.rf = int(np.max(w.replication_factor))
         # a cluster over availability zones needs a node in each (knob zones), failures included
-        self.zones = int(np.max(np.asarray(knobs.get("zones", 1.0), dtype=float)))
+        zones = np.asarray(knobs.get("zones", 1.0), dtype=float)
+        self.zones = int(np.nanmax(zones)) if np.isfinite(zones).any() else 1
         least = max(self.rf, self.zones, 1)
         self.counts = np.arange(1, max_nodes + 1)
         surviving = self.counts - failure_tolerance

@@ -89,6 +89,9 @@ class Network:
     burst_devices: np.ndarray | float = 1.0
     #: squared coefficient of variation of flush sizes (0: one size) [-]
     burst_size_scv: np.ndarray | float = 0.0
+    #: what a read meeting a burst waits when the server's own I/O scheduler holds the burst back
+    #: and keeps the device's queue at its latency goal [s]; inf: its share of the backlog
+    burst_read_cap: np.ndarray | float = np.inf
     #: writes held by memtable back-pressure: the share of writes one client's stall
     #: catches [-] (copies / (nodes x writes per flush)); 0: unknown, every write waits
     stall_share: np.ndarray | float = 0.0
@@ -265,7 +268,7 @@ def burst_visits(net: Network, throughput, population=None):
     if population is None:
         return np.zeros_like(x)
     n = np.asarray(population, dtype=float)
-    return (
+    y = (
         x
         / n
         * net.read_fraction
@@ -273,6 +276,9 @@ def burst_visits(net: Network, throughput, population=None):
         * np.asarray(net.burst_backlog, dtype=float)
         / np.asarray(net.burst_devices, dtype=float)
     )
+    # a server's own I/O scheduler holds no client for a backlog: its reads meet bursts at their
+    # time share and wait the scheduler's goal (burst_read_cap)
+    return np.where(np.isfinite(net.burst_read_cap), 0.0, y)
 
 
 def burst_points(size_scv, size=None):
@@ -368,10 +374,17 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     bursts = bool((duty_per_op * burst_delay > 0).any())
     sizes = burst_points(net.burst_size_scv, size)
 
+    cap = np.broadcast_to(np.asarray(net.burst_read_cap, dtype=float), n.shape)
+    backlog = np.broadcast_to(np.asarray(net.burst_backlog, dtype=float), n.shape)
+
     def burst_wait(xv, sub):
         """Extra cycle time from bursts at throughput ``xv`` and its derivative in ``xv``."""
         h, dh_dy = storage.burst_wait_mixed(xv * y_per_x[sub], sizes[0][sub], sizes[1][sub])
         dh = dh_dy * y_per_x[sub]
+        # a read meeting a burst behind a server's own I/O scheduler waits its goal (h B = cap)
+        held = np.isfinite(cap[sub]) & (backlog[sub] > 0)
+        h = np.where(held, cap[sub] / np.where(held, backlog[sub], 1.0), h)
+        dh = np.where(held, 0.0, dh)
         duty = np.minimum(xv * duty_per_op[sub], 1.0)
         d_duty = np.where(xv * duty_per_op[sub] < 1.0, duty_per_op[sub], 0.0)
         scale = fr[sub] * burst_delay[sub]

@@ -63,6 +63,11 @@ client_mirrors_commands  a command's cycles (``cpu_cycles_read``) are protocol w
                    the server's cores (knob ``client_colocated``) each command costs them a
                    read command more (an in-memory store's; a SQL statement's execution has no
                    such mirror)
+io_latency_goal_ms  the server's own I/O scheduler keeps at most this much work queued at a
+                   device (ScyllaDB's Seastar: ``--io-latency-goal-ms``), holding the rest of
+                   a flush in its own queue, fair-queued with the reads: a read that meets a
+                   flush waits behind at most this much of its backlog (blank: no such
+                   scheduler, the kernel's queue holds the whole flush)
 tpcc_statements    SQL statements of an average TPC-C transaction, for systems whose CPU and
                    page costs are per statement (blank: 1, costs are per transaction)
 tpcc_statements_scv  squared coefficient of variation of the statements per TPC-C transaction
@@ -182,6 +187,8 @@ class SystemSpec:
     group_commit: bool = False
     page_cache: bool = False
     client_mirrors_commands: bool = False
+    #: the server's I/O scheduler's latency goal [s] (inf: none)
+    io_latency_goal_s: float = math.inf
     hooks: tuple[str, ...] = ()
     parameters: Mapping[str, float] = field(default_factory=dict)
     #: name -> (unit, bounds, source) of the spec's own parameters
@@ -291,6 +298,7 @@ _KEYS = {
     "group_commit",
     "page_cache",
     "client_mirrors_commands",
+    "io_latency_goal_ms",
     "hooks",
     "parameters",
     "sources",
@@ -405,6 +413,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
     out["thread_cap"] = (
         math.inf if cap is None else _number(doc, "thread_cap", add, positive=True, whole=True)
     )
+    if doc.get("io_latency_goal_ms") is not None:
+        out["io_latency_goal_s"] = _number(doc, "io_latency_goal_ms", add, positive=True) * 1e-3
+        if not doc.get("lsm"):
+            add("io_latency_goal_ms", "needs lsm: true (it bounds what a read waits of a flush)")
     out["log_bytes_per_write"] = str(doc.get("log_bytes_per_write") or "")
     if out["sync_writes_to"] == "log" and not out["log_bytes_per_write"]:
         add(

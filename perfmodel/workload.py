@@ -116,8 +116,12 @@ class Workload:
     think_time_s : think time between a response and the next request [s].
     arrival_rate : open loop instead: Poisson arrivals [1/s].
     replication_factor : copies of each object [count] (>= 1).
-    consistency : replicas a request waits for: ``ONE``, ``TWO``, ``THREE``,
+    consistency : replicas a write waits for: ``ONE``, ``TWO``, ``THREE``,
         ``QUORUM``, ``ALL`` or a count.
+    read_consistency : replicas a read waits for, the same levels (default ``ONE``): at
+        ``QUORUM`` the coordinator waits for its own read and the digests of ``k - 1``
+        others, one more round trip between nodes (the digest reads' own work is not
+        counted).
 
     Exactly one of ``clients`` and ``arrival_rate`` is given.
     """
@@ -137,6 +141,7 @@ class Workload:
     arrival_rate: Any = None
     replication_factor: Any = 1
     consistency: str | int = "ONE"
+    read_consistency: str | int = "ONE"
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
@@ -184,6 +189,10 @@ class Workload:
         else:
             put("arrival_rate", _numeric(self.arrival_rate, "arrival_rate", lo=0.0, strict_lo=True, hi=1e12))
         _ = self.acks  # validates the consistency level against the replication factor
+        try:
+            _ = self.read_acks
+        except ValueError as exc:
+            raise ValueError(f"read_{exc}") from None
 
     # ------------------------------------------------------------------ derived
     @property
@@ -205,6 +214,12 @@ class Workload:
         See :func:`perfmodel.replication.acks_required`.
         """
         k = acks_required(self.consistency, self.replication_factor)
+        return float(k) if np.ndim(k) == 0 else k.astype(float)
+
+    @property
+    def read_acks(self):
+        """Replica answers a read waits for [count] (``read_consistency``)."""
+        k = acks_required(self.read_consistency, self.replication_factor)
         return float(k) if np.ndim(k) == 0 else k.astype(float)
 
     # ------------------------------------------------------------------ building

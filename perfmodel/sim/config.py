@@ -74,14 +74,20 @@ class SimConfig:
     (:func:`perfmodel.storage.flush_queue_share`); the others are fetched ahead of the
     flush's queued I/Os (NVMe round-robin arbitration): they queue only behind the
     requests' and background jobs' work, as if no flush were queued.
+    ``flush_read_cap`` [s] (default inf): a read on the flush's queue waits behind at most this
+    much of the flush's I/Os beyond the other work queued there -- a server whose own I/O
+    scheduler keeps the device's queue within a latency goal and holds the rest of the flush
+    back (ScyllaDB's Seastar).
     ``zones`` [count] (default 1), ``zone_rtt`` [s], ``zone_hops`` [count]: a cluster over
     availability zones, simulated from its layout (the analytic model's shares are not used):
     replica ``j`` of a key in zone ``j mod zones``, the client in a uniformly drawn zone and the
     coordinator a uniformly drawn replica; a request whose coordinator is in another zone than
     the client adds ``zone_hops x zone_rtt`` at the ``fixed`` station (its round trips to the
     coordinator), and each write replica in another zone than the coordinator ``zone_rtt`` more
-    (the write completes at its ``acks``-th replica). ``d_read`` / ``d_write`` at ``fixed`` hold
-    the rest of the fixed latency.
+    (the write completes at its ``acks``-th replica); a read waiting for ``read_acks`` answers
+    adds ``zone_rtt`` when its coordinator's zone holds fewer replicas than that (it waits for
+    the ``read_acks``-th nearest). ``d_read`` / ``d_write`` at ``fixed`` hold the rest of the
+    fixed latency.
     """
 
     d_read: tuple
@@ -112,9 +118,11 @@ class SimConfig:
     destage: tuple = ()
     background: tuple = ()
     flush_queue_share: float = 1.0
+    flush_read_cap: float = float("inf")
     zones: int = 1
     zone_rtt: float = 0.0
     zone_hops: float = 1.0
+    read_acks: int = 1
 
     def __post_init__(self) -> None:
         k = len(self.stations)
@@ -135,6 +143,12 @@ class SimConfig:
             )
         if not (np.isfinite(self.flush_queue_share) and 0.0 < self.flush_queue_share <= 1.0):
             raise ValueError(f"flush_queue_share: must be in (0, 1], got {self.flush_queue_share!r}")
+        if not (self.flush_read_cap > 0):  # inf allowed: no cap
+            raise ValueError(
+                f"flush_read_cap: must be a time > 0 [s] (inf: none), got {self.flush_read_cap!r}"
+            )
+        if not (isinstance(self.read_acks, int | np.integer) and 1 <= self.read_acks <= max(self.copies, 1)):
+            raise ValueError(f"read_acks: must be in 1..copies ({self.copies}), got {self.read_acks!r}")
         if not (isinstance(self.zones, int | np.integer) and self.zones >= 1):
             raise ValueError(f"zones: must be a whole number >= 1, got {self.zones!r}")
         if not (np.isfinite(self.zone_rtt) and self.zone_rtt >= 0):
@@ -143,6 +157,15 @@ class SimConfig:
             raise ValueError(f"zone_hops: must be a finite count >= 0, got {self.zone_hops!r}")
         if self.zoned and "fixed" not in self.stations:
             raise ValueError("zones: crossing zones needs a station named 'fixed' to add the round trips at")
+        if self.zoned:
+            fixed = self.stations.index("fixed")
+            for name, d, used in (("d_read", self.d_read, self.read_fraction > 0),
+                                  ("d_write", self.d_write, self.read_fraction < 1)):  # fmt: skip
+                if used and not d[fixed] > 0:
+                    raise ValueError(
+                        f"zones: {name} at 'fixed' must be > 0 to carry the crossings (a request "
+                        "with no fixed latency skips the station)"
+                    )
         if not (np.isfinite(self.flush_size_scv) and self.flush_size_scv >= 0):
             raise ValueError(f"flush_size_scv: must be a finite number >= 0, got {self.flush_size_scv!r}")
         if self.destage and (len(self.destage) != k or not all(v >= 0 for v in self.destage)):
@@ -391,6 +414,7 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         flush_io_time=float(dev.occ_background[i]) if flush else 0.0,
         flush_size_scv=float(dev.bursts.size_scv[i]) if flush else 0.0,
         flush_queue_share=float(dev.bursts.queue_share[i]) if flush else 1.0,
+        flush_read_cap=float(inp.sys.io_latency_goal_s[i]) if flush else float("inf"),
         family=family,
         service=dict(service or {}),
         read_visit=tuple(read_visit),
@@ -401,4 +425,5 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         zones=int(inp.knobs["zones"][i]) if zone_rtt > 0 else 1,
         zone_rtt=zone_rtt,
         zone_hops=float(np.broadcast_to(path.zone_hops, (inp.size,))[i]),
+        read_acks=int(min(cfg["read_acks"][i], net.copies[i])),
     )

@@ -87,7 +87,8 @@ class _Station:
         # the flushing device with several hardware queues: the same servers without the flush
         # I/Os, the timeline of the reads fetched ahead of them (None: one queue for all)
         self.free_nf = None
-        if k == cfg.device_station and cfg.flushes and cfg.flush_queue_share < 1.0:
+        reads_pass = cfg.flush_queue_share < 1.0 or cfg.flush_read_cap < float("inf")
+        if k == cfg.device_station and cfg.flushes and reads_pass:
             self.free_nf = [0.0] * mult if self.single else [[0.0] * c for _ in range(mult)]
         per = self.per
         self.choice = _stream(lambda: rng.integers(0, per, BLOCK)) if per > 1 else repeat(0)
@@ -320,7 +321,10 @@ class Engine:
         coordinator = self.replica_zone[min(int(next(self.zone_draw) * r), r - 1)]
         to_coordinator = cfg.zone_hops * rtt if coordinator != client else 0.0
         replicas = [to_coordinator + (rtt if zone != coordinator else 0.0) for zone in self.replica_zone]
-        return to_coordinator, replicas
+        # a read waits for the read_acks-th nearest replica: another zone's if its own holds fewer
+        beside = sum(1 for zone in self.replica_zone if zone == coordinator)
+        read = to_coordinator + (rtt if beside < cfg.read_acks else 0.0)
+        return read, replicas
 
     def _carry_backlog(self, now: float, sign: float) -> None:
         """Add (at the window's start) or remove (at its end) the work already queued beyond ``now``.
@@ -395,8 +399,14 @@ class Engine:
                 # flush's starts on the one without the flush I/Os
                 begin = _take(st.free, st.single, inst, t, s + extra)
                 begin_nf = _take(st.free_nf, st.single, inst, t, s + extra)
-                if job.parent is None and next(self.queue_draw) >= self.cfg.flush_queue_share:
-                    begin = begin_nf
+                if job.parent is None:
+                    if (
+                        self.cfg.flush_queue_share < 1.0
+                        and next(self.queue_draw) >= self.cfg.flush_queue_share
+                    ):
+                        begin = begin_nf
+                    elif begin > begin_nf + self.cfg.flush_read_cap:  # the scheduler holds the rest back
+                        begin = begin_nf + self.cfg.flush_read_cap
             elif st.single:
                 free = st.free[inst]
                 begin = free if free > t else t

@@ -191,8 +191,15 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
     "cassandra": 7.38, "ceph": 1.40, "fio": 2.31, "memcached": 1.44, "mysql": 1.33, "opengauss": 1.16,
-    "postgresql": 1.18, "redis": 1.20, "rocksdb": 5.48, "scylla": 2.24,
+    "postgresql": 1.18, "redis": 1.20, "rocksdb": 5.48, "scylla": 2.25,
 }  # fmt: skip
+# raised the same day: ScyllaDB 2.24 -> 2.25 (2.2380 -> 2.2426; its LOSO p90 39.5x -> 6.98x, 58% ->
+# 66% of its figures in their 90% band) when its own I/O scheduler came to hold flushes back (spec
+# io_latency_goal_ms: a read meeting a flush waits Seastar's 0.75 ms goal, not its share of a
+# 0.3-0.6 s backlog) and its QUORUM reads to wait for a digest from another zone (read_consistency):
+# benchANT's read p99s, 14.6x over, came down to the others' level, and the read means, which the
+# backlog had put 1.33x over, to 0.45x -- the YCSB client's floor (gap cloud-client-latency) that the
+# backlog had stood in for now shows in every latency alike
 # lowered 2026-11-24 (later): ScyllaDB 11.05 -> 2.24 (11.0463 -> 2.2380) when a cluster over
 # availability zones crossed them (knob zones; placement.cross_zone_*): benchANT's ScyllaDB Cloud nodes
 # sat on racks in three us-west-2 zones (two of us-west-1's), one replica per zone, the YCSB VMs in one

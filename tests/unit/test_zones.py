@@ -147,3 +147,51 @@ def test_sim_config_rejects_bad_zones():
     for bad in (dict(zones=0), dict(zones=2.5), dict(zone_rtt=-1.0), dict(zone_rtt=float("inf"))):
         with pytest.raises(ValueError, match="zone"):
             replace(cfg, **bad)
+
+
+def test_quorum_reads_wait_for_another_zone_too():
+    # RF 3 over 3 zones: a QUORUM read's digest comes from another zone, always; at ONE never. Over
+    # one zone QUORUM adds only the round trip between nodes (the wire's)
+    _, one = _tails(1, read_consistency="ONE")
+    _, one_q = _tails(1, read_consistency="QUORUM")
+    _, three = _tails(3, read_consistency="ONE")
+    _, three_q = _tails(3, read_consistency="QUORUM")
+    hop = one_q.mean_read[0] - one.mean_read[0]
+    assert 0 < hop < D / 10
+    assert three.mean_read[0] - one.mean_read[0] == pytest.approx(2 / 3 * D, rel=1e-3)
+    assert three_q.mean_read[0] - one_q.mean_read[0] == pytest.approx((2 / 3 + 1) * D, rel=1e-3)
+    # the median QUORUM read pays two crossings (a third of them, coordinated in the client's zone, one)
+    assert three_q.quantiles["p50"][0][0] - one_q.quantiles["p50"][0][0] == pytest.approx(2 * D, rel=0.02)
+    with pytest.raises(ValueError, match="read_consistency"):
+        _workload(read_consistency="FOUR")
+
+
+def test_each_statement_of_an_operation_crosses():
+    # statements_per_op round trips to a coordinator in another zone: each crosses
+    m1 = chain.build(_aws(), _workload("ONE"), nodes=6, system="scylla", zones=3)
+    m3 = chain.build(_aws(), _workload("ONE"), nodes=6, system="scylla", zones=3, statements_per_op=3)
+    assert float(m3.paths.zone_read_mean[0]) == pytest.approx(3 * 2 / 3 * D)
+    assert float(m1.paths.zone_read_mean[0]) == pytest.approx(2 / 3 * D)
+
+
+@pytest.mark.parametrize("zones, consistency", [(2, "QUORUM"), (3, "QUORUM"), (3, "ONE"), (5, "ALL")])
+def test_the_mixtures_mean_is_the_fixed_demands(zones, consistency):
+    m = chain.build(_aws(), _workload(consistency, read_consistency=consistency), nodes=6, system="scylla",
+                    zones=zones, statements_per_op=2)  # fmt: skip
+    reads, writes = chain.zone_mixtures(m.paths)
+    for parts, mean in ((reads, m.paths.zone_read_mean), (writes, m.paths.zone_write_mean)):
+        assert sum(float(np.asarray(p)[0]) for p, _ in parts) == pytest.approx(1.0)
+        assert sum(
+            float(np.asarray(p)[0]) * float(np.asarray(e).ravel()[0]) for p, e in parts
+        ) == pytest.approx(float(np.asarray(mean)[0]))
+
+
+def test_client_and_replica_crossings_are_independent_not_correlated():
+    # z = 3, QUORUM writes: a third of them reach a coordinator in the client's zone and cross once,
+    # the rest twice -- a quarter of the way up the distribution is one crossing above the body
+    _, one = _tails(1)
+    m3, three = _tails(3)
+    _, writes = chain.zone_mixtures(m3.paths)
+    weights = [float(np.asarray(p)[0]) for p, _ in writes]
+    assert weights == pytest.approx([0.0, 1 / 3, 0.0, 2 / 3])
+    assert three.quantiles["p50"][1][0] - one.quantiles["p50"][1][0] == pytest.approx(2 * D, rel=0.02)

@@ -64,3 +64,12 @@ def test_a_loaded_cluster_over_zones_agrees_too():
     assert t.mean_read[0] * 1e3 == pytest.approx(sim["read_latency_mean_ms"], rel=0.05)
     assert t.mean_write[0] * 1e3 == pytest.approx(sim["write_latency_mean_ms"], rel=0.05)
     assert t.quantiles["p99"][2][0] * 1e3 == pytest.approx(sim["latency_p99_ms"], rel=0.08)
+
+
+@pytest.mark.parametrize("zones", [2, 3])
+def test_quorum_reads_against_the_drawn_layout(zones):
+    # the simulator draws the coordinator and counts the replicas beside it; the model uses the share
+    t, sim = _pair(zones, "QUORUM", read_consistency="QUORUM")
+    assert t.mean_read[0] * 1e3 == pytest.approx(sim["read_latency_mean_ms"], rel=0.02)
+    assert t.quantiles["p99"][0][0] * 1e3 == pytest.approx(sim["read_latency_p99_ms"], rel=0.05)
+    assert t.quantiles["p95"][0][0] * 1e3 == pytest.approx(sim["read_latency_p95_ms"], rel=0.05)
