@@ -217,6 +217,9 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
         _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
     )
     sys_ = _system_arrays(cfg["system"])
+    # only a coordinator-based store (Cassandra / ScyllaDB) reads several replicas for one read;
+    # a primary-copy system (Ceph, MySQL, Redis) answers from one whatever read_consistency says
+    cfg["read_acks"] = np.where(sys_.coordinator, cfg["read_acks"], 1.0)
     for spec in sys_.specs:
         spec.check_parameters(params)
     _statement_defaults(knob_arrays, workload, sys_)

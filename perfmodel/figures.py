@@ -165,7 +165,7 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         knobs["virtualization"] = "boost" if "boost" in str(get("variant", "")) else "untuned"
         # hyper-converged storage keeps its replicas below the VM: the database itself runs
         # once, and the replicated write is part of the VM's I/O path (virt_io_overhead_s)
-        workload = replace(workload, replication_factor=1, consistency="ONE")
+        workload = replace(workload, replication_factor=1, consistency="ONE", read_consistency="ONE")
     platform_id = str(row["platform_id"])
     return {
         "platform": catalog.platform(platform_id) if catalog is not None else platform_id,

@@ -146,6 +146,16 @@ class Network:
             raise ValueError("scv: every station's service SCV must be finite and >= 0")
 
     @property
+    def flush_load_share(self) -> np.ndarray:
+        """Share of a flush's load in the queue of the requests at its station [-] (M, 1):
+        ``flush_queue_share``, and 0 where the server's own I/O scheduler holds the flush back
+        (``burst_read_cap`` finite: a request waits that cap in the burst terms instead)."""
+        held = np.isfinite(
+            np.broadcast_to(np.asarray(self.burst_read_cap, dtype=float), self.read_fraction.shape)
+        )
+        return np.where(held, 0.0, self.flush_queue_share)[:, None]
+
+    @property
     def burst_queue_reach(self) -> np.ndarray:
         """Share of the reads that reach a bursting device's flush queue [-] (M,): ``burst_reach x
         flush_queue_share`` (derived, so a changed ``burst_reach`` or share carries over)."""
@@ -402,7 +412,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # bursts load the station as the requests' own work does, in the queue of the requests that
     # share the flush's hardware queue only (the others are fetched ahead of its I/Os), in the
     # capacity all of it
-    flush_seen = flush * net.flush_queue_share[:, None]
+    flush_seen = flush * net.flush_load_share  # none of it where the server's scheduler holds it
     a_own = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + (destage + flush_seen) / c)
     a_bg = (1 - f)[:, None] * copies * background_jobs(net)[:, qc] / c
     a_req = a_own + a_bg + (1 - f)[:, None] * copies * (flush - flush_seen) / c  # all the work there
@@ -673,7 +683,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     util = np.where(delay, 0.0, x[:, None] * work * net.imbalance / (c * net.mult))
     saturated_k = util >= 1.0
     # a flush's I/Os load the queue of the requests that share its hardware queue only
-    unseen = (1 - f) * copies * net.flush * (1 - net.flush_queue_share[:, None])
+    unseen = (1 - f) * copies * net.flush * (1 - net.flush_load_share)
     util_seen = np.where(delay, 0.0, x[:, None] * (work - unseen) * net.imbalance / (c * net.mult))
     jobs, s_job, scv_mix = job_mix(net)  # every job a visit waits behind, background jobs included
     with np.errstate(divide="ignore", invalid="ignore"):
