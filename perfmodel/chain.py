@@ -54,6 +54,7 @@ from perfmodel.solve import (
     class_moments,
     deterministic_part,
     gamma_ppf,
+    held_burst_wait,
     mixture_quantile,
     solve_closed,
     solve_open,
@@ -1054,12 +1055,17 @@ class Paths:
     @property
     def zone_read_mean(self):
         """A read's mean time crossing zones [s]."""
-        return (self.zone_client * self.zone_hops + self.zone_read_replica) * self.zone_rtt
+        return zone_mean(self.zone_client, self.zone_hops, self.zone_read_replica, self.zone_rtt)
 
     @property
     def zone_write_mean(self):
         """A write's mean time crossing zones [s]."""
-        return (self.zone_client * self.zone_hops + self.zone_replica) * self.zone_rtt
+        return zone_mean(self.zone_client, self.zone_hops, self.zone_replica, self.zone_rtt)
+
+
+def zone_mean(client, hops, replica, rtt):
+    """Mean time a request spends crossing zones [s]: ``(p_c h + p_r) D`` (:func:`zone_mixtures`)."""
+    return (client * hops + replica) * rtt
 
 
 @dataclass(frozen=True)
@@ -1139,8 +1145,8 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         0.0,
     )
     zone_rtt, zone_client, zone_replica, zone_read_replica = _zones(inp)
-    zone_read = (zone_client * statements + zone_read_replica) * zone_rtt
-    zone_write = (zone_client * statements + zone_replica) * zone_rtt
+    zone_read = zone_mean(zone_client, statements, zone_read_replica, zone_rtt)
+    zone_write = zone_mean(zone_client, statements, zone_replica, zone_rtt)
     gbps = inp.knobs["client_link_gbps"].astype(float)
     has_link = np.isfinite(gbps)
     link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
@@ -1549,9 +1555,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # a server's own I/O scheduler (y = 0 there: no client held): a read meeting a flush waits the
     # scheduler's latency goal, whatever the flush's size
     cap = np.broadcast_to(b.read_cap, duty.shape)[:, None]
-    capped = np.isfinite(cap) & (backlog > 0)
-    w_mean = np.where(capped, cap / np.where(capped, backlog, 1.0), w_mean)
-    w_var = np.where(capped, 0.0, w_var)
+    w_mean, w_var = held_burst_wait(w_mean, w_var, cap, backlog)
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
     # the fixed part without the zone crossings' mean: each mixture part adds its own crossings

@@ -266,6 +266,15 @@ def ack_factors(copies, acks):
     return mean[inverse].reshape(n.shape), var[inverse].reshape(n.shape)
 
 
+def held_burst_wait(share, spread, cap, backlog):
+    """A read meeting a burst waits ``share x backlog`` with variance ``spread x backlog^2`` (its
+    share of a FIFO backlog, :func:`perfmodel.storage.closed_loop_burst`); where the server's own
+    I/O scheduler holds the burst back (``cap`` finite) it waits the cap, fixed: the share becomes
+    ``cap / backlog`` and the spread 0. Returns ``(share, spread)`` [-]."""
+    held = np.isfinite(cap) & (backlog > 0)
+    return np.where(held, cap / np.where(held, backlog, 1.0), share), np.where(held, 0.0, spread)
+
+
 def burst_visits(net: Network, throughput, population=None):
     """``y = lambda B`` of :func:`perfmodel.storage.closed_loop_burst` [-].
 
@@ -392,9 +401,7 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         h, dh_dy = storage.burst_wait_mixed(xv * y_per_x[sub], sizes[0][sub], sizes[1][sub])
         dh = dh_dy * y_per_x[sub]
         # a read meeting a burst behind a server's own I/O scheduler waits its goal (h B = cap)
-        held = np.isfinite(cap[sub]) & (backlog[sub] > 0)
-        h = np.where(held, cap[sub] / np.where(held, backlog[sub], 1.0), h)
-        dh = np.where(held, 0.0, dh)
+        h, dh = held_burst_wait(h, dh, cap[sub], backlog[sub])  # a held read waits the cap: dh 0
         duty = np.minimum(xv * duty_per_op[sub], 1.0)
         d_duty = np.where(xv * duty_per_op[sub] < 1.0, duty_per_op[sub], 0.0)
         scale = fr[sub] * burst_delay[sub]
