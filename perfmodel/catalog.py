@@ -88,6 +88,9 @@ class Network:
     name: str
     bandwidth_bytes_s: float
     latency_s: float
+    #: a request message's socket work on this transport as a share of it over kernel TCP [-]
+    #: (the unit ``cpu_cycles_message`` is calibrated in): 1 for TCP, on a NIC or on loopback
+    message_cost_share: float = 1.0
     notes: str = ""
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     #: field -> ids of recorded figures its value was derived from (not out of sample for them)
@@ -247,6 +250,7 @@ _NETWORK_FIELDS: dict[str, tuple[str, float, str]] = {
     "name": ("name", 1, "str"),
     "gbps": ("bandwidth_bytes_s", 1e9 / 8.0, "float"),
     "latency_us": ("latency_s", 1e-6, "float"),
+    "message_cost_share": ("message_cost_share", 1, "optfloat"),
     "notes": ("notes", 1, "optstr"),
 }
 
@@ -266,6 +270,7 @@ _MINIMUM = {
     "latency_us": (0.01, "one way on a wire"),
     "vm_exit_us": (0.05, "an exit to the host and back"),
     "zone_rtt_us": (1.0, "a round trip between two sites"),
+    "message_cost_share": (0.01, "a transport's share of a TCP message's socket work"),
 }
 #: physical upper bounds: (largest value, why), in the file's units -- a typo (MB/s for B/s,
 #: a missing decimal point) fails here instead of giving throughputs of 1e-7 or p99s of 1e13 ms
@@ -292,6 +297,7 @@ _MAXIMUM = {
     "vm_exits_per_message": (100.0, "exits one message causes"),
     "latency_us": (1e6, "a second one way"),
     "zone_rtt_us": (1e5, "100 ms, farther than the zones of one region"),
+    "message_cost_share": (1.0, "no transport costs more than TCP here (the reference)"),
 }
 
 _SPECS = {"platforms": _PLATFORM_FIELDS, "devices": _DEVICE_FIELDS, "networks": _NETWORK_FIELDS}

@@ -91,6 +91,8 @@ class PlatformArrays:
     ram_bytes: np.ndarray
     net_bw: np.ndarray
     net_latency: np.ndarray
+    #: a request message's socket work on the network's transport, as a share of kernel TCP's [-]
+    net_message_share: np.ndarray
     #: a request message's VM exits on the vCPU that receives it, exits x time each (0 where the
     #: catalog counts none) [s]
     message_exit_s: np.ndarray
@@ -324,6 +326,7 @@ def _platform_arrays(platforms: list[Platform], index: np.ndarray) -> PlatformAr
         ram_bytes=col(lambda p: p.ram_bytes).astype(float),
         net_bw=col(lambda p: p.network_spec().bandwidth_bytes_s).astype(float),
         net_latency=col(lambda p: p.network_spec().latency_s).astype(float),
+        net_message_share=col(lambda p: p.network_spec().message_cost_share).astype(float),
         message_exit_s=np.nan_to_num(col(lambda p: p.message_exit_s).astype(float), nan=0.0),
         zone_rtt_s=col(lambda p: p.zone_rtt_s).astype(float),
         device=col(lambda p: _data_slot(p)[0]),
@@ -341,14 +344,14 @@ def _with_network(plat: PlatformArrays, ids: np.ndarray) -> PlatformArrays:
     given = ~pd.isna(ids)
     if not given.any():
         return plat
-    bw, latency = plat.net_bw.copy(), plat.net_latency.copy()
+    bw, latency, share = plat.net_bw.copy(), plat.net_latency.copy(), plat.net_message_share.copy()
     keys = pd.unique(pd.Series(list(zip(plat.index[given], ids[given], strict=True))))
     for index, name in keys:
         platform = plat.platforms[int(index)]
         net = platform.known_networks.get(name) if name in platform.known_networks else load_network(name)
         rows = given & (plat.index == index) & (ids == name)
-        bw[rows], latency[rows] = net.bandwidth_bytes_s, net.latency_s
-    return replace(plat, net_bw=bw, net_latency=latency)
+        bw[rows], latency[rows], share[rows] = net.bandwidth_bytes_s, net.latency_s, net.message_cost_share
+    return replace(plat, net_bw=bw, net_latency=latency, net_message_share=share)
 
 
 def _data_slot(p: Platform) -> tuple[str, int]:
@@ -574,8 +577,12 @@ def _serial_share(serial, parallel):
 
 def _message_cycles(inp: Inputs, exit_cycles=0.0) -> np.ndarray:
     """A request message's socket work and VM exits, shared by the commands pipelined in it
-    [cycles per command]: ``(cpu_cycles_message + exit_cycles) / iodepth``."""
-    return (inp.sys.parameter(inp.params, "cpu_cycles_message") + exit_cycles) / inp.cfg["iodepth"]
+    [cycles per command]: ``(s x cpu_cycles_message + exit_cycles) / iodepth``, ``s`` the
+    transport's share of a kernel TCP message's work (catalog network ``message_cost_share``: 1 for
+    TCP, on a NIC or loopback, in which ``cpu_cycles_message`` is calibrated; a unix socket's
+    less)."""
+    socket = inp.plat.net_message_share * inp.sys.parameter(inp.params, "cpu_cycles_message")
+    return (socket + exit_cycles) / inp.cfg["iodepth"]
 
 
 def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
@@ -1263,7 +1270,7 @@ def client_cycles(inp: Inputs, share=1.0, exit_cycles=0.0) -> np.ndarray:
 
     Zero unless knob ``client_colocated`` says the load generator is pinned to the server's CPUs.
     Then, per statement, the load generator's socket work for its share of a request message --
-    the server's own, ``(cpu_cycles_message + exit_cycles) / iodepth`` with a guest's VM exits on
+    the server's own, ``(s x cpu_cycles_message + exit_cycles) / iodepth`` with a guest's VM exits on
     the vCPU a reply wakes (:func:`_operation_cycles`): each side writes one message, waits for
     the other's and reads it -- and, where the spec says a command is protocol work
     (``client_mirrors_commands``: an in-memory store's GET and SET), the server's read command

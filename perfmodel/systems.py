@@ -86,7 +86,8 @@ Per-system parameters are looked up as ``name[id]`` in the parameter set:
 ``cpu_cycles_parse`` [cycles] (parsing and planning a statement sent as SQL text, knob
 ``prepared`` < 1) and
 ``cpu_cycles_message`` [cycles] (a request message's socket read, parse and reply
-write, shared by the commands a client pipelines in one message: its iodepth),
+write over kernel TCP, shared by the commands a client pipelines in one message: its iodepth;
+another transport costs its catalog network's ``message_cost_share`` of it),
 ``cpu_cycles_handoff`` [cycles] (``serial: command_io_threads``: an I/O thread handing a
 request message's client to the main thread and taking it back).
 A user's spec gives their defaults under ``parameters``.

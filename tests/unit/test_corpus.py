@@ -164,11 +164,13 @@ def test_gap_report_counts_every_miss_once(stored):
 #: factor error of at most 1.35x. Systems that do not meet it yet are listed with what they lack
 #: (strict: a system that starts meeting it must be taken off the list).
 LOSO_TARGET = 1.35
-NOT_YET = {
-    "memcached": "colocated-load-generator tails, colocated-guest-messages (sevmc: two threads time-sharing "
-    "each vCPU, whose p99s at 3x the mean pull the fitted message cost from 12.6 k to 25 k cycles; the "
-    "speed of its SEV-SNP vCPUs at pipelines 32-384)",
-}
+NOT_YET: dict[str, str] = {}
+# memcached came off the list at 1.27x (2026-11-24): a unix socket's message costs its share of kernel
+# TCP's (catalog network message_cost_share, 0.44 from a single-threaded Redis's printed rates, another
+# lab's): tidwall's memtier reaches memcached over a unix socket, sevmc's over TCP loopback, and the
+# one message cost fitted to both had been a compromise too dear for tidwall and too cheap for sevmc.
+# Still missing for it: sevmc's deep pipelines (a load generator on the server's vCPUs, charged a whole
+# command's mirror, 0.55-0.6x under held out) and its tails (p99 three times the mean at every depth).
 # MySQL came off the list at 1.33x (2026-11-23): NUMA charged only on accesses that leave the L3, and
 # a statement's CPU time fixed (chain.STATEMENT_CPU_SCV). Still missing for it: dirty-page write-back
 # sharing the data device with the log flushes (mysqlonarm's updates past 64 threads; Percona's TPC-C
@@ -190,9 +192,18 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 7.38, "ceph": 1.40, "fio": 2.31, "memcached": 1.44, "mysql": 1.33, "opengauss": 1.16,
-    "postgresql": 1.18, "redis": 1.20, "rocksdb": 5.48, "scylla": 2.25,
+    "cassandra": 7.38, "ceph": 1.40, "fio": 2.31, "memcached": 1.27, "mysql": 1.33, "opengauss": 1.16,
+    "postgresql": 1.18, "redis": 1.23, "rocksdb": 5.48, "scylla": 2.25,
 }  # fmt: skip
+# lowered 2026-11-24 (third session of the day): memcached 1.44 -> 1.27 (1.4306 -> 1.2654) when a unix
+# socket's message came to cost 0.44 of a kernel TCP one (catalog network unix-socket,
+# message_cost_share; tidwall's and redis-doc's unix-socket rows): tidwall held out 1.29 -> 1.15, sevmc
+# held out 1.71 -> 1.70 (its pipeline-1 throughput 1.54x -> 1.06x; tidwall's 0.48-0.69x -> 0.70-1.49x),
+# dormando 1.28 -> 1.65 (one row: its TCP message is now fitted dearer from tidwall's). Raised with it:
+# Redis 1.20 -> 1.23 (1.1978 -> 1.2237): tidwall's Redis 8.2 held out 1.13 -> 1.21, its one- and
+# two-thread pipeline-1 runs now 1.4-1.8x over (Redis's message on a unix socket costs as much as on the
+# TCP labs'), oeAware 1.30 -> 1.19,
+# redis-doc 1.34 -> 1.35 (its own pair: 1.87x predicted for the unix socket over TCP, 1.39x printed)
 # raised the same day: ScyllaDB 2.24 -> 2.25 (2.2380 -> 2.2426; its LOSO p90 39.5x -> 6.98x, 58% ->
 # 66% of its figures in their 90% band) when its own I/O scheduler came to hold flushes back (spec
 # io_latency_goal_ms: a read meeting a flush waits Seastar's 0.75 ms goal, not its share of a
