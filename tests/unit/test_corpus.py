@@ -164,7 +164,15 @@ def test_gap_report_counts_every_miss_once(stored):
 #: factor error of at most 1.35x. Systems that do not meet it yet are listed with what they lack
 #: (strict: a system that starts meeting it must be taken off the list).
 LOSO_TARGET = 1.35
-NOT_YET: dict[str, str] = {}
+NOT_YET: dict[str, str] = {
+    "memcached": "sevmc's deep pipelines (the load generator on the server's vCPUs charged a whole command's "
+    "mirror: 0.55-0.6x under held out) and tails (p99 three times the mean at every depth, which pull the "
+    "fitted costs up and with them tidwall's held-out predictions)",
+}
+# memcached went back on the list at 1.36x (1.2654 -> 1.3574, 2026-11-24) when the EPYC 9124 got its
+# all-core boost (3.6 GHz, AMD's table; the catalog had its 3.0 GHz base): sevmc held out 1.70 -> 1.52,
+# but tidwall held out 1.14 -> 1.22, fitted on sevmc's rows at the faster clock (higher cycle costs,
+# which its too-narrow tails reward).
 # memcached came off the list at 1.27x (2026-11-24): a unix socket's message costs its share of kernel
 # TCP's (catalog network message_cost_share, 0.44 from a single-threaded Redis's printed rates, another
 # lab's): tidwall's memtier reaches memcached over a unix socket, sevmc's over TCP loopback, and the
@@ -192,9 +200,17 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 7.38, "ceph": 1.40, "fio": 2.31, "memcached": 1.27, "mysql": 1.33, "opengauss": 1.16,
-    "postgresql": 1.18, "redis": 1.23, "rocksdb": 5.48, "scylla": 2.25,
+    "cassandra": 7.65, "ceph": 1.41, "fio": 2.31, "memcached": 1.36, "mysql": 1.33, "opengauss": 1.16,
+    "postgresql": 1.15, "redis": 1.26, "rocksdb": 5.48, "scylla": 2.25,
 }  # fmt: skip
+# raised 2026-11-24 (third session of the day, later): memcached 1.27 -> 1.36 (1.2654 -> 1.3574), Redis
+# 1.23 -> 1.26 (1.2237 -> 1.2582), Cassandra 7.38 -> 7.65 (7.3712 -> 7.6412) and Ceph 1.40 -> 1.41
+# (1.3894 -> 1.4054), PostgreSQL lowered 1.18 -> 1.15 (1.1644 -> 1.1478), when five CPUs got the all-core
+# clocks their vendors print (EPYC 9124 3.6 GHz, EPYC 9454P 3.65, Alibaba g7's Ice Lake 3.5, Xeon 8260
+# 3.1; they had run at base, or at base for one busy core): faster cores where the model already came
+# out fast or its latency floor low -- sevmc's fitted costs rise and tidwall held out falls 1.14 -> 1.22,
+# benchANT's g7 Cassandra latencies (gap cloud-client-latency) fall further, Clyso's Ceph on the 9454P
+# 1.10 -> 1.24; libtpa's Redis on the 8260 improves 5.43 -> 4.23, Small Datum's PostgreSQL 2.33 -> 2.23
 # lowered 2026-11-24 (third session of the day): memcached 1.44 -> 1.27 (1.4306 -> 1.2654) when a unix
 # socket's message came to cost 0.44 of a kernel TCP one (catalog network unix-socket,
 # message_cost_share; tidwall's and redis-doc's unix-socket rows): tidwall held out 1.29 -> 1.15, sevmc
