@@ -745,7 +745,13 @@ def networks_table(catalog: Catalog | None = None):
 
     catalog = catalog or default_catalog()
     rows = [
-        {"id": n.id, "name": n.name, "gbps": n.bandwidth_bytes_s * 8 / 1e9, "latency_us": n.latency_s * 1e6}
+        {
+            "id": n.id,
+            "name": n.name,
+            "gbps": n.bandwidth_bytes_s * 8 / 1e9,
+            "latency_us": n.latency_s * 1e6,
+            "message_cost_share": n.message_cost_share,
+        }
         for n in sorted(catalog.networks.values(), key=lambda n: n.id)
     ]
     return pd.DataFrame(rows)

@@ -232,12 +232,14 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
 def _statement_defaults(knobs: dict, workload: Workload, sys_: SystemArrays) -> None:
     """Fill unset ``statements_per_op`` / ``statements_scv`` in place: for a TPC-C operation the
     system's ``tpcc_statements`` / ``tpcc_statements_scv`` (its costs per statement; the mix of 2 to
-    70 statements per transaction), else 1 and 0."""
+    70 statements per transaction), else 1 and 0; and ``wait_scv``, the system's."""
     tpcc = workload.operation == "tpcc"
     per_op = sys_.take([s.tpcc_statements for s in sys_.specs]) if tpcc else 1.0
     scv = sys_.take([s.tpcc_statements_scv for s in sys_.specs]) if tpcc else 0.0
     knobs["statements_per_op"] = settings.fill(knobs["statements_per_op"], per_op).astype(float)
     knobs["statements_scv"] = settings.fill(knobs["statements_scv"], scv).astype(float)
+    order = sys_.take([s.wait_scv for s in sys_.specs])
+    knobs["wait_scv"] = settings.fill(knobs["wait_scv"], order).astype(float)
 
 
 #: Ceph's default erasure-code stripe unit (osd_pool_erasure_code_stripe_unit) [B]
@@ -298,6 +300,9 @@ def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
 
 def _broadcast(values: dict[str, object]) -> tuple[int, dict[str, np.ndarray]]:
     arrays = {k: np.asarray(v) for k, v in values.items()}
+    empty = [k.removeprefix("knob:") for k, a in arrays.items() if a.size == 0]
+    if empty:
+        raise ValueError(f"{empty[0]}: an empty list gives no configuration; give a value or a list")
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
@@ -1485,6 +1490,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
         v_read=v_read, v_write=v_write, imbalance=imbalance,
+        wait_scv=inp.knobs["wait_scv"].astype(float),
     )  # fmt: skip
 
 

@@ -174,6 +174,18 @@ KNOBS: dict[str, Knob] = {
             maximum=100.0,
         ),
         Knob(
+            "wait_scv",
+            "number",
+            "-",
+            UNSET,
+            "least squared coefficient of variation of a request's wait at a station, >= 0: the order "
+            "the server takes waiting requests in (0: first come, first served, a saturated closed "
+            "loop's wait almost fixed; 1: random order, exponential); it spreads the latency's "
+            "percentiles, not its mean (default: the system's wait_scv, 0 unless its spec sets one)",
+            zero=True,
+            maximum=100.0,
+        ),
+        Knob(
             "keys_per_op",
             "number",
             "count",

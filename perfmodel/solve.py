@@ -108,6 +108,10 @@ class Network:
     #: busiest instance's load over the mean at each station [-] (>= 1; placement imbalance):
     #: the solvers load every instance like the busiest, ``mult / imbalance`` instances' worth
     imbalance: np.ndarray | float = 1.0
+    #: least squared coefficient of variation of a wait [-] (M,): 0 for first come, first served
+    #: (a closed loop's finite-population wait, almost fixed at saturation); an event loop serving
+    #: its connections in another order spreads the same mean wait (:func:`class_moments`)
+    wait_scv: np.ndarray | float = 0.0
     #: stations whose queue serves jobs in arrival order (a drive's command queue): in the closed
     #: solver a visit there waits for the background jobs it finds at their own size; elsewhere
     #: (time-shared threads) they only load the station. Requests found cost each class its own
@@ -732,8 +736,12 @@ def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
     """Mean [s] and variance [s^2] of read and write end-to-end times.
 
     Per station: W is 0 w.p. 1 - P, else exponential (mean w / P), its variance capped in a
-    closed loop by the finite population (``sol.wait_var_cap_*``, :func:`solve_closed`); service
-    has mean d and SCV ``scv``; stations independent (Tijms 1994, sec. 4.5).
+    closed loop by the finite population (``sol.wait_var_cap_*``, :func:`solve_closed`) and at
+    least ``net.wait_scv x w^2`` (the order a server takes its waiting requests in changes the
+    wait's spread, not its mean: first come, first served is the least, random order of service
+    the exponential's SCV 1 at saturation; Kleinrock 1975, *Queueing Systems I*, sec. 4.12 and
+    Kingman 1962, 'On queues in which customers are served in random order'); service has mean d
+    and SCV ``scv``; stations independent (Tijms 1994, sec. 4.5).
     Writes: the k-th of ``copies`` replicas' waiting times (:func:`ack_factors`).
     ``extra_*`` are fixed latencies [s] added to each class.
     """
@@ -742,10 +750,15 @@ def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
         sol.wait_probability if sol.wait_probability_write is None else sol.wait_probability_write, 1e-12
     )
 
+    floor = np.asarray(net.wait_scv, dtype=float)
+    floor = floor[:, None] if floor.ndim else floor
+
     def moments(d, w, p, cap):
         var_w = np.where(w > 0, w * w * (2.0 / p - 1.0), 0.0)
         if cap is not None:  # a closed loop's finite population (solve_closed)
             var_w = np.minimum(var_w, cap)
+        # the server's order of service (a saturated station's infinite wait stays infinite)
+        var_w = np.maximum(var_w, floor * np.where(np.isfinite(w), w * w, 0.0))
         return (w + d).sum(1), (var_w + net.scv * d * d).sum(1)
 
     mean_r, var_r = moments(

@@ -72,6 +72,10 @@ tpcc_statements    SQL statements of an average TPC-C transaction, for systems w
                    page costs are per statement (blank: 1, costs are per transaction)
 tpcc_statements_scv  squared coefficient of variation of the statements per TPC-C transaction
                    over its mix (blank: 0)
+wait_scv           least squared coefficient of variation of a request's wait (knob
+                   ``wait_scv``): the order the server takes waiting requests in -- an event
+                   loop's turns over its connections, its threads' scheduling -- spreads the
+                   wait without changing its mean (blank: 0, first come, first served)
 hooks              named behaviours data cannot express (:data:`HOOKS`)
 parameters         defaults for the system's parameters (``name: {value, unit, bounds,
                    source}``) where the parameter set has no ``name[id]``
@@ -184,6 +188,7 @@ class SystemSpec:
     coordinator: bool = False
     tpcc_statements: float = 1.0
     tpcc_statements_scv: float = 0.0
+    wait_scv: float = 0.0
     serial: str = ""
     group_commit: bool = False
     page_cache: bool = False
@@ -295,6 +300,7 @@ _KEYS = {
     "coordinator",
     "tpcc_statements",
     "tpcc_statements_scv",
+    "wait_scv",
     "serial",
     "group_commit",
     "page_cache",
@@ -445,6 +451,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         out["tpcc_statements_scv"] = _number(doc, "tpcc_statements_scv", add)
         if out["tpcc_statements_scv"] < 0:
             add("tpcc_statements_scv", f"must be >= 0, got {out['tpcc_statements_scv']!r}")
+    if doc.get("wait_scv") is not None:
+        out["wait_scv"] = _number(doc, "wait_scv", add)
+        if not 0 <= out["wait_scv"] <= 100:
+            add("wait_scv", f"must be between 0 and 100, got {out['wait_scv']!r}")
     hooks = doc.get("hooks") or []
     if not isinstance(hooks, list) or any(h not in HOOKS for h in hooks):
         add("hooks", f"must be a list of known hooks ({', '.join(HOOKS)}), got {hooks!r}")

@@ -475,6 +475,7 @@ def simulate(
     codes = np.argmax(np.nan_to_num(utils, nan=-1.0), axis=1)
     summary["bottleneck"] = pd.Categorical.from_codes(codes, util_names)
     _add_run_length(summary, configs, requests, warmup)
+    _add_order_note(summary, model.net.wait_scv)
     if interval is not None:
         _add_prediction_bands(summary, float(interval), level, params)
     return SimulationResult(summary, per_rep, runs, interrupted)
@@ -490,6 +491,19 @@ def _add_run_length(summary: pd.DataFrame, configs, requests: int, warmup: int) 
         if short:
             before = summary.at[i, "replication_warning"]
             summary.at[i, "replication_warning"] = f"{before}; {short}" if before else short
+
+
+def _add_order_note(summary: pd.DataFrame, wait_scv) -> None:
+    """Say in ``replication_warning`` where the model spreads the waits by an order of service the
+    simulator does not have (it serves first come, first served: spec / knob ``wait_scv`` > 0)."""
+    order = np.broadcast_to(np.asarray(wait_scv, dtype=float), (len(summary),))
+    for i in np.flatnonzero(order > 0):
+        note = (
+            f"served first come, first served: the model's wait spread (wait_scv {order[i]:g}) is not "
+            "simulated, so predict's percentiles are wider; compare them at wait_scv=0"
+        )
+        before = summary.at[i, "replication_warning"]
+        summary.at[i, "replication_warning"] = f"{before}; {note}" if before else note
 
 
 def _add_prediction_bands(summary: pd.DataFrame, interval: float, level: float, params) -> None:

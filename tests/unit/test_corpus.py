@@ -164,12 +164,11 @@ def test_gap_report_counts_every_miss_once(stored):
 #: factor error of at most 1.35x. Systems that do not meet it yet are listed with what they lack
 #: (strict: a system that starts meeting it must be taken off the list).
 LOSO_TARGET = 1.35
-NOT_YET: dict[str, str] = {
-    "memcached": "sevmc's deep pipelines (the load generator on the server's vCPUs charged a whole command's "
-    "mirror: 0.55-0.6x under held out) and tails (p99 three times the mean at every depth, which pull the "
-    "fitted costs up and with them tidwall's held-out predictions)",
-}
-# memcached went back on the list at 1.36x (1.2654 -> 1.3574, 2026-11-24) when the EPYC 9124 got its
+NOT_YET: dict[str, str] = {}
+# memcached came off again at 1.22x (1.3574 -> 1.2196, 2026-11-24) when a request's wait at an event-loop
+# store got the spread its order of service gives it (spec wait_scv 0.30, from five closed-loop runs of
+# other labs; first come, first served had left a saturated loop's p99 at its mean, below all five).
+# It had gone back on the list at 1.36x (1.2654 -> 1.3574, 2026-11-24) when the EPYC 9124 got its
 # all-core boost (3.6 GHz, AMD's table; the catalog had its 3.0 GHz base): sevmc held out 1.70 -> 1.52,
 # but tidwall held out 1.14 -> 1.22, fitted on sevmc's rows at the faster clock (higher cycle costs,
 # which its too-narrow tails reward).
@@ -200,17 +199,27 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 7.65, "ceph": 1.41, "fio": 2.31, "memcached": 1.36, "mysql": 1.33, "opengauss": 1.16,
-    "postgresql": 1.15, "redis": 1.26, "rocksdb": 5.48, "scylla": 2.25,
+    "cassandra": 7.65, "ceph": 1.41, "fio": 2.31, "memcached": 1.22, "mysql": 1.33, "opengauss": 1.16,
+    "postgresql": 1.15, "redis": 1.27, "rocksdb": 5.48, "scylla": 2.25,
 }  # fmt: skip
+# lowered 2026-11-24 (third session, last): memcached 1.36 -> 1.22 (1.3574 -> 1.2196) when an event-loop
+# store's waits got the spread of its order of service (spec wait_scv 0.30, the median of five other
+# labs' closed-loop key-value runs; it moves no mean): sevmc held out 1.52 -> 1.19 (its p99s 0.50x ->
+# 1.10x of the recorded, its means 1.41x -> 1.16x: the fit no longer raises the costs to reach its
+# tails), tidwall held out 1.22 -> 1.26 (its narrow runs' p99s 0.93x -> 1.60x). Raised with it: Redis
+# 1.26 -> 1.27 (1.2582 -> 1.2691): tidwall's Redis p99s held out 0.68x -> 1.92x of the recorded (its
+# one-thread runs have p99 / mean 1.15-1.2, the narrow end), oeAware 1.15 -> 1.32 (throughputs only,
+# moved by the refit), redis-doc 1.40 -> 1.24, libtpa 4.23 -> 6.29 (its kernel-TCP p99 0.83x -> 1.74x, its
+# kernel-bypass p99s ~4x -> 8.5-8.9x over: gap kernel-bypass-network)
 # raised 2026-11-24 (third session of the day, later): memcached 1.27 -> 1.36 (1.2654 -> 1.3574), Redis
 # 1.23 -> 1.26 (1.2237 -> 1.2582), Cassandra 7.38 -> 7.65 (7.3712 -> 7.6412) and Ceph 1.40 -> 1.41
-# (1.3894 -> 1.4054), PostgreSQL lowered 1.18 -> 1.15 (1.1644 -> 1.1478), when five CPUs got the all-core
-# clocks their vendors print (EPYC 9124 3.6 GHz, EPYC 9454P 3.65, Alibaba g7's Ice Lake 3.5, Xeon 8260
-# 3.1; they had run at base, or at base for one busy core): faster cores where the model already came
-# out fast or its latency floor low -- sevmc's fitted costs rise and tidwall held out falls 1.14 -> 1.22,
-# benchANT's g7 Cassandra latencies (gap cloud-client-latency) fall further, Clyso's Ceph on the 9454P
-# 1.10 -> 1.24; libtpa's Redis on the 8260 improves 5.43 -> 4.23, Small Datum's PostgreSQL 2.33 -> 2.23
+# (1.3894 -> 1.4054), PostgreSQL lowered 1.18 -> 1.15 (1.1644 -> 1.1478), when four CPU models got the
+# all-core clocks their vendors print (EPYC 9124 3.6 GHz, EPYC 9454P 3.65, Alibaba g7's Ice Lake 3.5,
+# Xeon 8260 3.1; they had run at base, or at base for one busy core): faster cores where the model
+# already came out fast or its latency floor low -- sevmc's fitted costs rise and tidwall held out falls
+# 1.14 -> 1.22, benchANT's g7 Cassandra latencies (gap cloud-client-latency) fall further, Clyso's Ceph
+# on the 9454P 1.10 -> 1.24; libtpa's Redis on the 8260 improves 5.43 -> 4.23, Small Datum's PostgreSQL
+# 2.33 -> 2.23
 # lowered 2026-11-24 (third session of the day): memcached 1.44 -> 1.27 (1.4306 -> 1.2654) when a unix
 # socket's message came to cost 0.44 of a kernel TCP one (catalog network unix-socket,
 # message_cost_share; tidwall's and redis-doc's unix-socket rows): tidwall held out 1.29 -> 1.15, sevmc

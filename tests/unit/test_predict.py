@@ -224,6 +224,7 @@ def test_docs_list_every_knob_as_defined():
     ("knobs", "says"),
     [
         ({"cores": 2.5}, "cores: must be a whole number"),
+        ({"cache_bytes": []}, "cache_bytes: an empty list gives no configuration"),
         ({"threads_per_core": "two"}, "threads_per_core: must be a number"),
         ({"cache_bytes": -1.0}, "cache_bytes: must be a finite number > 0"),
         ({"virtualization": "kvm"}, "virtualization: must be one of none, untuned, boost"),
