@@ -76,6 +76,15 @@ wait_scv           least squared coefficient of variation of a request's wait (k
                    ``wait_scv``): the order the server takes waiting requests in -- an event
                    loop's turns over its connections, its threads' scheduling -- spreads the
                    wait without changing its mean (blank: 0, first come, first served)
+topology           how servers are deployed for it (:data:`TOPOLOGIES`, blank: ``sharded``):
+                   ``sharded`` (data partitioned over the nodes, each a server), ``instances``
+                   (sharded over instances, several per server: a thread-capped server such
+                   as Redis or memcached; ``size`` chooses how many fit a server),
+                   ``primary_replicas`` (one primary takes every write, replicas serve reads:
+                   PostgreSQL, MySQL), ``embedded`` (a library in each server, no cluster:
+                   RocksDB, a raw device)
+dataset_in         where the data set must fit: ``drives`` (blank) or ``memory`` (an
+                   in-memory store: the servers' RAM x ``cache_share_of_ram``)
 hooks              named behaviours data cannot express (:data:`HOOKS`)
 parameters         defaults for the system's parameters (``name: {value, unit, bounds,
                    source}``) where the parameter set has no ``name[id]``
@@ -132,6 +141,14 @@ SERIAL = {
     "command_io_threads": "commands run on one main thread, every socket on the other threads",
     "write_lock": "a write allocates and frees under one process-wide lock",
 }
+#: deployment topologies (spec field ``topology``; :mod:`perfmodel.topology` maps each onto the model)
+TOPOLOGIES = {
+    "sharded": "data partitioned over the nodes, one node per server",
+    "instances": "data partitioned over instances, several instances per server",
+    "primary_replicas": "one primary takes every write; replicas add read capacity, not write capacity",
+    "embedded": "a library inside each server: no cluster, each server its own share of the data",
+}
+DATASET_IN = ("drives", "memory")
 #: optional parameters and their value when neither the set nor the spec has them
 OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0, "cpu_cycles_row": 0.0,
                        "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0,
@@ -195,6 +212,8 @@ class SystemSpec:
     client_mirrors_commands: bool = False
     #: the server's I/O scheduler's latency goal [s] (inf: none)
     io_latency_goal_s: float = math.inf
+    topology: str = "sharded"
+    dataset_in: str = "drives"
     hooks: tuple[str, ...] = ()
     parameters: Mapping[str, float] = field(default_factory=dict)
     #: name -> (unit, bounds, source) of the spec's own parameters
@@ -298,6 +317,8 @@ _KEYS = {
     "metadata_cache",
     "placement",
     "coordinator",
+    "topology",
+    "dataset_in",
     "tpcc_statements",
     "tpcc_statements_scv",
     "wait_scv",
@@ -394,9 +415,11 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         out[key] = str(value or "")
     if out["id"] and any(ch.isspace() or ch in "[]" for ch in out["id"]):
         add("id", f"must not contain spaces or brackets, got {out['id']!r}")
+    defaults = {"sync_writes_to": "data", "topology": "sharded", "dataset_in": "drives"}
     for key, choices in (("threading", THREADING), ("sync_writes_to", SYNC_TARGETS),
-                         ("write_consistency", CONSISTENCY)):  # fmt: skip
-        value = doc.get(key, "data" if key == "sync_writes_to" else None)
+                         ("write_consistency", CONSISTENCY), ("topology", tuple(TOPOLOGIES)),
+                         ("dataset_in", DATASET_IN)):  # fmt: skip
+        value = doc.get(key, defaults.get(key))
         if value is not None and value not in choices:
             add(key, f"must be one of {', '.join(choices)}, got {value!r}")
         out[key] = value
