@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 # The main job: the printed report, then the sizing notebook executed into out/
 # (executed notebook + HTML + sizing.csv; `perfmodel notebooks run` prints where).
 run: $(STAMP)
-	$(BIN)/perfmodel report
+	$(BIN)/perfmodel report --full
 	@echo
 	@echo "== Sizing notebook (notebooks/05-sizing.ipynb) =="
 	$(BIN)/perfmodel notebooks run 05-sizing --out out/notebooks --force

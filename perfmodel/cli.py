@@ -28,6 +28,7 @@ from perfmodel import benchmarks, catalog, units
 from perfmodel.errors import DataError, UnknownNameError
 from perfmodel.report import PREDICT_TABLE
 from perfmodel.report import emit as _emit
+from perfmodel.sizing import TARGET_UNITS
 from perfmodel.workload import load_workload_file
 
 FORMATS = ("table", "csv", "json")
@@ -298,13 +299,36 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 #: the sizing table as printed (feasibility shows as an empty ``reason``)
 
 
+#: suffixes a planner writes on an amount: 500k, 1.5M, 2G
+_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def _amount(text: str, flag: str) -> float:
+    """``500k`` -> 5e5, ``1.5M`` -> 1.5e6, ``2e6`` -> 2e6; a ValueError naming the flag otherwise."""
+    raw = str(text).strip().replace(",", "").replace("_", "")
+    scale = _SUFFIXES.get(raw[-1:], 1.0)
+    number = raw[:-1] if raw[-1:] in _SUFFIXES else raw
+    try:
+        value = float(number) * scale
+    except ValueError:
+        raise ValueError(f"{flag}: expected a number such as 500000, 500k or 1.5M, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{flag}: must be a number > 0, got {text!r}")
+    return value
+
+
 def _cmd_size(args: argparse.Namespace) -> int:
     from perfmodel.sizing import DEFAULT_PLATFORMS
 
     spec = _workload_spec(args)
+    if (args.target_ops is None) == (args.target is None):
+        raise ValueError("--target: give one of --target (with --target-unit) and --target-ops")
+    target = {"target_ops_s": args.target_ops}
+    if args.target is not None:
+        target = {"target": _amount(args.target, "--target"), "target_unit": args.target_unit}
     frame = perfmodel.size(
         spec["workload"],
-        target_ops_s=args.target_ops,
+        **target,
         slo_p99_ms=args.slo_p99_ms,
         system=spec["system"],
         platforms=_platforms(args, DEFAULT_PLATFORMS),
@@ -315,6 +339,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
         params=args.params,
         network=args.network,
         device=args.device,
+        instances_per_server=args.instances_per_server,
+        max_nodes=args.max_nodes,
         **spec["knobs"],
     )
     if args.format == "table":
@@ -327,14 +353,15 @@ def _cmd_size(args: argparse.Namespace) -> int:
         from perfmodel import studies
 
         print()
-        print(studies.sizing_conclusion(frame, target_ops_s=args.target_ops, slo_p99_ms=args.slo_p99_ms))
+        print(studies.sizing_conclusion(frame, target_ops_s=frame.attrs["target_ops_s"],
+                                        slo_p99_ms=args.slo_p99_ms))  # fmt: skip
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from perfmodel.report import main_report
 
-    main_report()
+    main_report(full=args.full)
     return 0
 
 
@@ -582,7 +609,14 @@ def build_parser() -> argparse.ArgumentParser:
     sz.add_argument(
         "workload", help="workload YAML (see data/workloads/); its clients are replaced by the target"
     )
-    sz.add_argument("--target-ops", type=float, required=True, help="cluster throughput to sustain [ops/s]")
+    sz.add_argument("--target-ops", type=float, default=None, help="cluster throughput to sustain [ops/s]")
+    sz.add_argument(
+        "--target", default=None, help="cluster throughput to sustain in --target-unit (500k, 1.5M, 2e6)"
+    )
+    sz.add_argument(
+        "--target-unit", default="ops/s", choices=list(TARGET_UNITS),
+        help="unit of --target: ops/s, tps, tpmC (TPC-C New-Order per minute), IOPS, MB/s, GiB/s",
+    )  # fmt: skip
     sz.add_argument("--slo-p99-ms", type=float, required=True, help="p99 latency objective [ms]")
     sz.add_argument(
         "--platform", action="append", help="candidate platform id or YAML (default: the catalog's)"
@@ -592,8 +626,14 @@ def build_parser() -> argparse.ArgumentParser:
     sz.add_argument("--max-utilization", type=float, default=0.7, help="highest station utilisation [-]")
     sz.add_argument("--failure-tolerance", type=int, default=1, help="nodes that may fail (N+k)")
     sz.add_argument(
-        "--network", default=None, help="network id for every candidate (default: the fastest of their own)"
+        "--network", default=None, help="network id for every candidate (default: each candidate its own)"
     )
+    sz.add_argument(
+        "--instances-per-server", type=int, default=None,
+        help="instances per server for a system deployed as instances (Redis, memcached; default: the "
+        "count that needs the fewest servers)",
+    )
+    sz.add_argument("--max-nodes", type=int, default=128, help="most servers considered (up to 100,000)")
     sz.add_argument(
         "--device", default=None, help="data drive id for every candidate (default: their own NVMe drives)"
     )
@@ -645,7 +685,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help=f"do not ask before more than {CONFIRM_RUNS} runs on a terminal"
     )
     nbv.set_defaults(func=_cmd_notebooks)
-    sub.add_parser("report", help="the main report (what `make run` prints)").set_defaults(func=_cmd_report)
+    rep = sub.add_parser("report", help="the main report: the sizing answer first (what `make run` prints)")
+    rep.add_argument("--full", action="store_true", help="add every SMT mode, the catalog, the figures and "
+                     "the validation after the answer")  # fmt: skip
+    rep.set_defaults(func=_cmd_report)
     return parser
 
 

@@ -1,13 +1,18 @@
 """The main report (``perfmodel report``, the first half of ``make run``).
 
-The catalog, the recorded figures, how well the model explains them in and
-out of sample, a read-heavy workload on POWER8, x86 and Kunpeng by SMT mode,
-and a sizing table with its conclusion.
+The answer first: a first screen (at most :data:`SCREEN_LINES` lines of at most
+:data:`SCREEN_COLUMNS` characters) sizing the read-heavy workload on POWER8, x86
+and Kunpeng -- per platform its best SMT mode, the servers with their range, the
+network, what sets the count, and the one caveat that matters for the system (its
+error on other labs' figures). ``--full`` adds the rest below it: the sizing by
+every SMT mode, the catalog, the recorded figures, how well the model explains
+them in and out of sample, and a 3-node prediction by SMT mode.
 """
 
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -59,14 +64,86 @@ def emit(frame: pd.DataFrame, fmt: str, out=None) -> None:
             out.write("\n")
 
 
-def main_report() -> None:
-    """Print the main report to standard output."""
+#: the first screen's size: lines, characters per line
+SCREEN_LINES, SCREEN_COLUMNS = 40, 100
+#: the main report's question: scylla-read-heavy.yaml at this target [ops/s] and p99 SLO [ms]
+TARGET_OPS_S, SLO_P99_MS = 1_000_000.0, 20.0
+
+
+def _wrap(text: str, indent: str = "   ") -> list[str]:
+    return textwrap.wrap(text, SCREEN_COLUMNS, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def system_caveat(system: str) -> str:
+    """The one caveat that matters for a system: its median factor error on other labs' published
+    figures (the public corpus, leave-one-source-out), or that it has none."""
+    from perfmodel import corpus
+
+    try:
+        part = corpus.summary(corpus.load(), ["system"]).set_index("system")
+    except FileNotFoundError:
+        return f"no out-of-sample record for {system}: treat the counts as a first estimate"
+    if system not in part.index:
+        return (f"no published figures of {system} from other labs were scored: treat the counts as a "
+                "first estimate")
+    r = part.loc[system]
+    return (f"on other labs' published {system} figures this model misses by a median "
+            f"{r['leave-one-source-out median']:.2f}x (leave-one-source-out, {int(r['figures'])} figures; "
+            f"zero-shot {r['zero-shot median']:.2f}x): benchmark a candidate before buying")  # fmt: skip
+
+
+def answer_screen(sized: pd.DataFrame, *, title: str) -> list[str]:
+    """The sizing answer in at most :data:`SCREEN_LINES` lines of :data:`SCREEN_COLUMNS` characters:
+    per platform its best SMT mode with the servers, deployment, network, p99 and busiest station;
+    why each count; the answer; the system's caveat."""
+    best = studies.best_per_platform(sized)
+    best.attrs.update(sized.attrs)
+    frame = sizing_view.table_frame(best, slo_p99_ms=sized.attrs["slo_p99_ms"])
+    frame.insert(0, "#", range(1, len(frame) + 1))
+    cols = ["#", "candidate", "nodes", "deploy", "network", "p99 [ms]", "busiest"]
+    cols = [c for c in cols if c != "deploy" or frame[c].astype(bool).any()]
+    widths = {c: max(len(c), *(len(str(v)) for v in frame[c])) for c in cols}
+    lines = _wrap(title, "")
+    lines += _wrap(f"({sized.attrs['terms']}; servers with the model's {sized.attrs['interval']:.0%} "
+                   f"range; N+{sized.attrs['failure_tolerance']})", " ") + [""]  # fmt: skip
+    lines.append("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
+    lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip() for r in frame.to_dict("records")]
+    for r in frame.to_dict("records"):
+        if r["note"]:
+            lines += _wrap(f"{r['#']}. {r['note']}")
+    conclusion = studies.sizing_conclusion(sized, target_ops_s=sized.attrs["target_ops_s"],
+                                           slo_p99_ms=sized.attrs["slo_p99_ms"]).splitlines()  # fmt: skip
+    lines += [""] + _wrap("Answer: " + conclusion[-1])
+    lines += _wrap("Caveat: " + system_caveat(sized.attrs["system"]))
+    return lines
+
+
+def main_report(full: bool = False) -> None:
+    """Print the main report to standard output: the answer's first screen, then with ``full`` the
+    rest (module doc)."""
+    workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
+    spec = load_workload_file(str(workload_file))
+    target, slo = TARGET_OPS_S, SLO_P99_MS
+    sized = perfmodel.size(
+        spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
+    )
+    w = spec["workload"]
+    title = (f"perfmodel {perfmodel.__version__} -- {spec['system']} ({workload_file.name}: "
+             f"{w.dataset_bytes / 2**40:.2f} TiB x RF {w.replication_factor:g}) at {target:,.0f} ops/s, "
+             f"p99 <= {slo:g} ms, utilisation <= 70%: servers per platform")  # fmt: skip
+    print("\n".join(answer_screen(sized, title=title)))
+    if not full:
+        print("\nEvery SMT mode, the catalog, the recorded figures, the validation: perfmodel report --full")
+        return
+    print("\n== Sizing by SMT mode ==")
+    print(sizing_view.table_text(sized, slo_p99_ms=slo))
+    print()
+    print(studies.sizing_conclusion(sized, target_ops_s=target, slo_p99_ms=slo))
     from perfmodel import validation, validation_runs
 
     params = perfmodel.load_parameters()
-    print(f"perfmodel {perfmodel.__version__}: hardware catalog, recorded figures and model predictions")
-    print(f"(parameter set: {params.name})\n")
-    print("== Platforms ==")
+    print(f"\n(parameter set: {params.name})")
+    print("\n== Platforms ==")
     emit(catalog.platforms_table(), "table")
     print("\n== Recorded benchmark figures by source ==")
     frame = benchmarks.load_benchmarks()
@@ -82,8 +159,6 @@ def main_report() -> None:
     except (validation_runs.StaleRunError, FileNotFoundError) as exc:
         print(f"(out of sample: {exc})")
     _corpus_summary()
-    workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
-    spec = load_workload_file(str(workload_file))
     print(f"\n== {workload_file.name} on POWER8, x86 and Kunpeng: 3 nodes, by SMT mode ==")
     rows = []
     for platform in ("power8-s821lc-10c", "x86-dl380-e5-2630v4", "kunpeng-r722"):
@@ -102,18 +177,6 @@ def main_report() -> None:
     shown = ("shards", "throughput_ops_s", "latency_p", "util_", "bottleneck")
     cols = ["platform", "threads_per_core", *(c for c in PREDICT_TABLE if c.startswith(shown))]
     emit(table[cols].round(3), "table")
-    target, slo = 1_000_000.0, 20.0
-    print(
-        f"\n== Sizing: {target:,.0f} ops/s at p99 <= {slo:g} ms, N+1, utilisation <= 70% "
-        f"({workload_file.name}, {spec['workload'].dataset_bytes / 2**40:.2f} TiB x RF "
-        f"{spec['workload'].replication_factor:g}; the same candidates as notebooks/05-sizing) =="
-    )
-    sized = perfmodel.size(
-        spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
-    )
-    print(sizing_view.table_text(sized, slo_p99_ms=slo))
-    print()
-    print(studies.sizing_conclusion(sized, target_ops_s=target, slo_p99_ms=slo))
     print("Model, assumptions and accuracy: docs/models.md, docs/validation.md.")
 
 

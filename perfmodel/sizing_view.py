@@ -136,7 +136,7 @@ def binding_text(row, *, slo_p99_ms: float | None = None, max_utilization: float
                 why += "a station saturates"
             elif np.isfinite(p99):
                 limit = f" > {slo_p99_ms:g} ms" if slo_p99_ms is not None else ""
-                why += f"the p99 would be {p99:.3g} ms{limit}"
+                why += f"the p99 would be {_ms_text(p99, slo_p99_ms)} ms{limit}"
                 if row.get("tail_regime") == "step":
                     why += " (>= 1% of requests meet a flush burst there: a p99 step)"
             else:
@@ -190,9 +190,25 @@ def _busiest(row) -> str:
     return f"{row['bottleneck']} " + ("<1%" if util < 0.005 else f"{util:.0%}")
 
 
+def deploy_cell(row) -> str:
+    """How the servers are deployed: ``8 instances each`` (an ``instances`` topology), ``primary +
+    2 replicas`` (``primary_replicas``), or empty (a sharded cluster, an embedded engine)."""
+    topology = str(row.get("topology", ""))
+    if not bool(row.get("feasible", False)):
+        return ""
+    if topology == "instances":
+        k = int(row.get("instances_per_server", 1))
+        return f"{k} instance{'' if k == 1 else 's'} each"
+    if topology == "primary_replicas":
+        r = int(row["nodes"]) - 1
+        return f"primary + {r} replica{'' if r == 1 else 's'}"
+    return ""
+
+
 def table_frame(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> pd.DataFrame:
-    """One short row of strings per candidate (fixed order): candidate, nodes (range), p99 [ms]
-    (band), busiest station, and a note -- why that count, or why infeasible."""
+    """One short row of strings per candidate (fixed order): candidate, nodes (servers, with range),
+    how they are deployed, their network, p99 [ms] (band), busiest station, and a note -- why that
+    count, or why infeasible."""
     rows = []
     max_util = table.attrs.get("max_utilization")
     for _, r in ordered(table).iterrows():
@@ -201,13 +217,16 @@ def table_frame(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> pd.D
             {
                 "candidate": candidate_label(r),
                 "nodes": nodes_cell(r, table.attrs.get("max_nodes")),
+                "deploy": deploy_cell(r),
+                "network": str(r.get("network", "")),
                 "p99 [ms]": p99_cell(r),
                 "busiest": _busiest(r) if feasible else "",
                 "note": binding_text(r, slo_p99_ms=slo_p99_ms, max_utilization=max_util)
                 if feasible else str(r.get("reason", "")),
             }
         )  # fmt: skip
-    return pd.DataFrame(rows, columns=["candidate", "nodes", "p99 [ms]", "busiest", "note"])
+    columns = ["candidate", "nodes", "deploy", "network", "p99 [ms]", "busiest", "note"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def table_text(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
@@ -217,7 +236,8 @@ def table_text(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
     if frame.empty:
         return "no candidates"
     frame.insert(0, "#", range(1, len(frame) + 1))
-    cols = ["#", "candidate", "nodes", "p99 [ms]", "busiest"]
+    cols = ["#", "candidate", "nodes", "deploy", "network", "p99 [ms]", "busiest"]
+    cols = [c for c in cols if c not in ("deploy",) or frame[c].astype(bool).any()]
     widths = {c: max(len(c), *(len(str(v)) for v in frame[c])) for c in cols}
     lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip()]
     lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip() for r in frame.to_dict("records")]
@@ -226,7 +246,7 @@ def table_text(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
 
 
 #: alignment of the HTML table's columns: swatch, candidate, nodes, p99, busiest, note mark
-_ALIGN = ("left", "left", "right", "right", "left", "left")
+_ALIGN = ("left", "left", "right", "left", "left", "right", "left", "left")
 
 
 def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
@@ -235,7 +255,7 @@ def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
     frame = table_frame(table, slo_p99_ms=slo_p99_ms)
     cand = ordered(table)
     level = table.attrs.get("interval")
-    head = ["", "candidate", "nodes" + (f" ({level:.0%} range)" if level else ""),
+    head = ["", "candidate", "nodes" + (f" ({level:.0%} range)" if level else ""), "deploy", "network",
             "p99 [ms]" + (f" ({level:.0%} band)" if level else ""), "busiest", ""]  # fmt: skip
     cells = "".join(f"<th style='text-align:{a};padding:2px 8px'>{html.escape(h)}</th>"
                     for h, a in zip(head, _ALIGN, strict=True))  # fmt: skip
@@ -252,7 +272,10 @@ def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
             mark = f"<sup>{k + 1}</sup>"
         style = "" if r.feasible else " style='color:#777'"
         vals = (
-            [swatch] + [html.escape(row[c]) for c in ("candidate", "nodes", "p99 [ms]", "busiest")] + [mark]
+            [swatch]
+            + [html.escape(row[c]) for c in ("candidate", "nodes", "deploy", "network", "p99 [ms]")]
+            + [html.escape(row["busiest"])]
+            + [mark]
         )
         tds = "".join(f"<td style='padding:2px 8px;text-align:{a}'>{v}</td>"
                       for v, a in zip(vals, _ALIGN, strict=True))  # fmt: skip
@@ -275,6 +298,15 @@ def _short(text: str, width: int = PLOT_REASON_CHARS) -> str:
 def _chars(ax) -> int:
     """About how many 8-point characters fit across an axes."""
     return int(ax.get_position().width * ax.figure.get_figwidth() * 72 / 4.8)
+
+
+def _ms_text(value: float, limit: float | None) -> str:
+    """``43.2``; more digits where three would read equal to the limit (``0.1004`` against 0.1)."""
+    for digits in range(3, 10):
+        text = f"{value:.{digits}g}"
+        if limit is None or float(text) != float(f"{limit:.{digits}g}") or value == limit:
+            return text
+    return repr(value)
 
 
 def _util_text(u: float, limit: float | None) -> str:

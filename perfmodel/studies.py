@@ -367,12 +367,16 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
     platform its best SMT mode, the node count and range, what sets it (what goes wrong with one
     node fewer, :func:`perfmodel.sizing_view.binding_text`), the p99 and its band; then the answer,
     naming any tie and how it was broken."""
-    from perfmodel.sizing_view import band_text, binding_text
+    from perfmodel.sizing_view import band_text, binding_text, deploy_cell
 
     best = best_per_platform(table)
     level = table.attrs.get("interval", 0.9)
     max_util = table.attrs.get("max_utilization")
-    lines = [f"Sizing for {target_ops_s:,.0f} ops/s at p99 <= {slo_p99_ms:g} ms:"]
+    unit = table.attrs.get("target_unit", "ops/s")
+    goal = f"{target_ops_s:,.0f} ops/s"
+    if unit != "ops/s":
+        goal = f"{table.attrs['target']:,.6g} {unit} ({goal})"
+    lines = [f"Sizing for {goal} at p99 <= {slo_p99_ms:g} ms:"]
     if table.attrs.get("terms"):
         lines[0] += f" ({table.attrs['terms']})"
     for _, row in best.iterrows():
@@ -381,8 +385,10 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
             why = why or (f"binding: {row['binding']}" if row.get("binding") else "")
             if row.get("tail_regime") == "bursts":
                 why += "; the p99 is a flush-burst wait"
+            deploy = deploy_cell(row)
             lines.append(
-                f"- {row['platform']}: {nodes_text(row, level)} at SMT{int(row['threads_per_core'])}"
+                f"- {row['platform']}: {nodes_text(row, level)}{', ' + deploy if deploy else ''} at "
+                f"SMT{int(row['threads_per_core'])} on {row.get('network', '')}"
                 f" ({why}; predicted p99 {band_text(row, level)}; bottleneck {row['bottleneck']})."
             )
         else:
@@ -395,8 +401,10 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
         named = ", ".join(names[:3]) + (f" and {len(names) - 3} others" if len(names) > 3 else "")
         tie = (f" (a tie at {_count(int(top.nodes), 'node')} with {named}; broken by the lower predicted p99)"
                if len(others) else "")  # fmt: skip
+        deploy = deploy_cell(top._asdict() if hasattr(top, "_asdict") else top)
         lines.append(
-            f"Fewest nodes: {nodes_text(top)} x {top.platform} at SMT{int(top.threads_per_core)}{tie}."
+            f"Fewest nodes: {nodes_text(top)} x {top.platform}{' (' + deploy + ')' if deploy else ''} at "
+            f"SMT{int(top.threads_per_core)}{tie}."
         )
     else:
         lines.append("No candidate meets every constraint; " + _advice(table) + ".")
@@ -404,16 +412,30 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
 
 
 def _advice(table: pd.DataFrame) -> str:
-    """What to relax when nothing is feasible: the constraints no candidate meets at any size."""
-    missed = {c: table[f"nodes_for_{c}"].isna().all() for c in ("capacity", "throughput", "slo")
-              if f"nodes_for_{c}" in table}  # fmt: skip
+    """What to change when nothing is feasible: only the constraints that actually fail, each with
+    the way out that applies (a search that stopped at ``max_nodes`` says so first)."""
+    top = table.attrs.get("max_nodes")
+
+    def missed(name: str) -> bool:
+        col = f"nodes_for_{name}"
+        return col in table and bool(table[col].isna().all())
+
+    if missed("replication"):
+        return (f"RF plus the failures tolerated need more than {top} servers: raise max_nodes, or lower "
+                "the replication factor or the failure tolerance")  # fmt: skip
     advice = []
-    if missed.get("capacity"):
-        advice.append("the data set does not fit: larger drives, more drives per node or a smaller data set")
-    if missed.get("throughput"):
-        advice.append("lower the target or raise the utilisation cap")
-    if missed.get("slo"):
-        advice.append("relax the p99 SLO")
+    if missed("capacity"):
+        advice.append("the data set does not fit: larger drives, more drives per server, more servers "
+                      "(max_nodes) or a smaller data set")  # fmt: skip
+    if table.get("topology", pd.Series(dtype=str)).eq("primary_replicas").any() and missed("throughput"):
+        advice.append("no single primary carries the writes: shard over several primaries (not modelled "
+                      "here), a larger server, or a lower target")  # fmt: skip
+    elif missed("throughput"):
+        advice.append(f"lower the target, raise the utilisation cap or allow more than {top} servers")
+    if missed("slo"):
+        best = table.get("latency_p99_ms_best", pd.Series(dtype=float)).min()
+        floor = f" (the lowest p99 any candidate reaches is {best:.4g} ms)" if np.isfinite(best) else ""
+        advice.append("relax the p99 SLO" + floor)
     return "; ".join(advice) or "no single size meets them all at once: relax the SLO or the target"
 
 
