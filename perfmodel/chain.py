@@ -136,8 +136,15 @@ class SystemArrays:
     io_latency_goal_s: np.ndarray
 
     def take(self, values) -> np.ndarray:
-        """One value per spec, spread to the configurations."""
-        return np.asarray(values, dtype=float)[self.codes]
+        """One value per spec, spread to the configurations (a spec's value may itself be an array
+        with one entry per configuration: stacked parameter sets)."""
+        if not any(np.ndim(v) for v in values):
+            return np.asarray(values, dtype=float)[self.codes]
+        out = np.empty(self.codes.shape)
+        for code, v in enumerate(values):
+            rows = self.codes == code
+            out[rows] = np.asarray(v, dtype=float)[rows] if np.ndim(v) else v
+        return out
 
     def parameter(self, params: ParameterSet, name: str) -> np.ndarray:
         """``name[id]`` per configuration (the set's value, else the spec's default)."""
@@ -155,6 +162,24 @@ class Inputs:
     knobs: dict
     plat: PlatformArrays
     sys: SystemArrays
+
+    def repeat(self, times: int, params: ParameterSet) -> Inputs:
+        """The grid ``times`` over, one after the other, with ``params`` (a set stacked over the
+        copies, :func:`perfmodel.params.stack_parameters`)."""
+
+        def tile(obj):
+            return replace(obj, **{f.name: np.tile(getattr(obj, f.name), times) for f in fields(obj)
+                                   if isinstance(getattr(obj, f.name), np.ndarray)})  # fmt: skip
+
+        return Inputs(
+            self.size * times,
+            self.workload,
+            params,
+            {k: np.tile(v, times) for k, v in self.cfg.items()},
+            {k: np.tile(v, times) if np.ndim(v) else v for k, v in self.knobs.items()},
+            tile(self.plat),
+            tile(self.sys),
+        )
 
     def take(self, rows: slice) -> Inputs:
         """The configurations ``rows`` of the grid (every stage is per configuration)."""
@@ -805,11 +830,15 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
         if meta is None:
             continue
         rows = sys_.codes == code
-        entry = spec.parameter(inp.params, meta.entry_bytes)
-        object_bytes = spec.parameter(inp.params, meta.object_bytes)
-        objects = per_node_data[rows] / np.maximum(cpu_.daemons[rows], 1.0) / object_bytes
+
+        def value(name, rows=rows, spec=spec):  # the spec's parameter on its rows
+            v = spec.parameter(inp.params, name)
+            return v[rows] if np.ndim(v) else v
+
+        entry = value(meta.entry_bytes)
+        objects = per_node_data[rows] / np.maximum(cpu_.daemons[rows], 1.0) / value(meta.object_bytes)
         meta_hit = hit(cache_bytes[rows], objects * entry, entry, rows)
-        metadata_reads[rows] = (1.0 - meta_hit) * spec.parameter(inp.params, meta.reads_per_miss)
+        metadata_reads[rows] = (1.0 - meta_hit) * value(meta.reads_per_miss)
     return Cache(cache_bytes, data_hit, metadata_reads, page_cache_hit)
 
 

@@ -206,15 +206,13 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
         sets = []
     stored = disc.load_discrepancy(fit if isinstance(fit, str | Path) else None) or {}
     center = frame[list(BAND_COLUMNS)].to_numpy(float)
-    if sets:
-        samples = np.stack(
-            [
-                build_and_report(platform, workload, nodes, draw, system, knobs)[list(BAND_COLUMNS)].to_numpy(
-                    float
-                )
-                for draw in sets
-            ]
-        )
+    if sets:  # every draw in one run of the model: the grid stacked draws x configurations
+        from perfmodel.params import stack_parameters
+
+        base = chain.inputs(platform, workload, nodes=nodes, params=sets[0], system=system, knobs=knobs)
+        stacked = chain.run(base.repeat(len(sets), stack_parameters(sets, base.size)))
+        shape = (len(sets), base.size, len(BAND_COLUMNS))
+        samples = stacked[list(BAND_COLUMNS)].to_numpy(float).reshape(shape)
         # order statistics, not interpolation: a draw that saturates (inf) makes the upper bound inf;
         # a column with no value in any draw (write latencies of a read-only workload) stays NaN
         with warnings.catch_warnings():

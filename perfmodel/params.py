@@ -58,13 +58,20 @@ class ParameterSet:
             ) from None
 
     def lookup(self, base: str, qualifiers: Iterable[str] | str) -> np.ndarray:
-        """Values of ``base[q]`` for each qualifier ``q`` (array in, array out)."""
+        """Values of ``base[q]`` for each qualifier ``q`` (array in, array out). A value held per
+        configuration (:func:`stack_parameters`) is taken at each qualifier's own position."""
         quals = np.asarray(qualifiers, dtype=object)
         if quals.ndim == 0:
             return np.asarray(self[f"{base}[{quals.item()}]"], dtype=float)
         codes, uniques = pd.factorize(quals.ravel())  # hashing, not sorting: fast on 1e5 strings
-        table = np.array([self[f"{base}[{q}]"] for q in uniques], dtype=float)
-        return table[codes].reshape(quals.shape)
+        values = [self[f"{base}[{q}]"] for q in uniques]
+        if not any(np.ndim(v) for v in values):
+            return np.array(values, dtype=float)[codes].reshape(quals.shape)
+        out = np.empty(codes.size)
+        for j, v in enumerate(values):
+            rows = codes == j
+            out[rows] = np.asarray(v, dtype=float)[rows] if np.ndim(v) else v
+        return out.reshape(quals.shape)
 
     def with_values(self, name: str | None = None, **updates: float) -> ParameterSet:
         """A copy with some values replaced (keys may use ``__`` for brackets:
@@ -218,6 +225,21 @@ def fit_uncertainty(fit=None):
     corr = np.where(np.isfinite(corr), corr, 0.0)
     np.fill_diagonal(corr, 1.0)
     return base, free, np.log(values), corr * np.outer(rel, rel)
+
+
+def stack_parameters(sets: list[ParameterSet], size: int) -> ParameterSet:
+    """Several parameter sets as one, for a grid of ``len(sets) x size`` configurations (set ``d`` on
+    configurations ``d * size`` to ``(d + 1) * size - 1``): a value that differs between the sets
+    becomes an array with one entry per configuration, the others stay numbers. The model reads
+    parameters element by element, so one run over the stacked grid equals one run per set -- the
+    band's parameter draws in one pass (:func:`perfmodel.node.predict` with ``interval``)."""
+    first = sets[0]
+    values = dict(first.values)
+    for key in first.values:
+        column = [s.values[key] for s in sets]
+        if any(v != column[0] for v in column[1:]):
+            values[key] = np.repeat(np.asarray(column, dtype=float), size)
+    return ParameterSet(first.name, values, first.info, first.description)
 
 
 def parameter_draws(fit=None, draws: int = 40, seed: int = 0):

@@ -268,7 +268,8 @@ class SystemSpec:
         """``name[id]`` from the parameter set, else the spec's default, else the optional default."""
         key = f"{name}[{self.id}]"
         if key in params.values:
-            return float(params.values[key])
+            value = params.values[key]
+            return value if np.ndim(value) else float(value)  # an array: one value per configuration
         if name in self.parameters:
             return float(self.parameters[name])
         if name in OPTIONAL_PARAMETERS:
