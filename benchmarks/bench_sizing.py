@@ -1,50 +1,76 @@
-"""Speed of ``perfmodel.size`` (issue 7): one workload over every catalog platform and SMT mode.
+"""Speed of ``perfmodel.size`` and of one planner update (issue 36, point 4).
 
-Target: under 1 s. Baseline in the same run: the same search as one ``predict``
-call per (platform, SMT mode, node count).
+Targets, on an idle 2-core machine:
+
+* ``size`` with ``max_nodes`` 100,000 (one candidate platform, both SMT modes, no bands) under 2 s;
+* the README's sizing (the five default candidates, 15 platform x SMT rows, with 90% bands) under 2 s;
+* one planner update at notebook 06's defaults (bands included) under 1 s of CPU.
+
+Each is reported with its ratio to a fixed numpy workload measured in the same run
+(:func:`benchmarks.bench_predict.numpy_baseline`, 100,000 elements), so runs on loaded or other
+machines compare by the ratio; the old linear scan (every node count predicted) is timed on the
+same request as a second baseline.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 import perfmodel
-from perfmodel.sizing import DEFAULT_PLATFORMS, size
+from benchmarks.bench_predict import numpy_baseline
+from perfmodel.sizing import size
+
+PLANNER_DEFAULTS = dict(
+    platforms=["power8-s821lc-10c", "x86-dl380-e5-2630v4", "kunpeng-r722"], system="scylla",
+    target_ops_s=1e6, read_fraction=0.8, object_bytes=1024, key_distribution="zipf", zipf_s=0.9,
+    dataset_gib=500.0, replication_factor=3, consistency="QUORUM", slo_p99_ms=20.0, failure_tolerance=1,
+    max_utilization=0.7,
+)  # fmt: skip
+
+
+def _best(fn, clock=time.perf_counter, repeats: int = 3) -> float:
+    best = np.inf
+    for _ in range(repeats):
+        t0 = clock()
+        fn()
+        best = min(best, clock() - t0)
+    return best
 
 
 def main(argv=None):
-    w = perfmodel.Workload(
-        operation="mixed",
-        read_fraction=0.8,
-        object_bytes=1024,
-        dataset_bytes=500 * 2**30,
-        clients=1,
-        replication_factor=3,
-        consistency="QUORUM",
-    )
-    size(w, target_ops_s=1e6, slo_p99_ms=20, system="scylla", interval=None)  # warm caches
-    best = min(_timed(lambda: size(w, target_ops_s=1e6, slo_p99_ms=20, system="scylla")) for _ in range(3))
-    candidates = sum(len(perfmodel.load_platform(p).smt_modes) for p in DEFAULT_PLATFORMS)
-    print(
-        f"perfmodel.size: {candidates} platform x SMT candidates x 128 node counts (+ bands): {best:.3f} s "
-        f"target < 1 s: {'PASS' if best < 1 else 'FAIL'}"
-    )
+    from perfmodel import planner
+    from perfmodel.workload import load_workload_file
+
+    base = numpy_baseline(100_000)
+    spec = load_workload_file(str(perfmodel.__path__[0] + "/../data/workloads/scylla-read-heavy.yaml"))
+    w = spec["workload"]
+    big = dict(target_ops_s=1e6, slo_p99_ms=20, system="scylla", platforms=["x86-dl380-e5-2630v4"],
+               interval=None, max_nodes=100_000)  # fmt: skip
+    size(w, **{**big, "max_nodes": 128})  # warm caches
+    figures = []
+    t = _best(lambda: size(w, **big))
+    figures.append(("size, max_nodes 100,000, 2 candidates", t, 2.0))
+    t = _best(lambda: size(w, target_ops_s=5e5, slo_p99_ms=10, system="scylla"), repeats=2)
+    figures.append(("size, the README's 5 platforms (15 candidates) with bands", t, 2.0))
+    planner.run_plan(**PLANNER_DEFAULTS)
+    t = _best(lambda: planner.run_plan(**{**PLANNER_DEFAULTS, "target_ops_s": 1.2e6}),
+              clock=time.process_time, repeats=2)  # fmt: skip
+    figures.append(("one planner update at its defaults [CPU s]", t, 1.0))
+    print(f"numpy baseline (100,000 elements, fixed work): {base:.3f} s")
+    for name, seconds, target in figures:
+        verdict = "PASS" if seconds < target else "FAIL"
+        print(f"{name}: {seconds:.3f} s, {seconds / base:.1f}x the baseline; target < {target:g} s: "
+              f"{verdict}")  # fmt: skip
     open_w = w.__class__(**{**w.__dict__, "clients": None, "arrival_rate": 1e6})
+    counts = np.arange(3, 131, dtype=float)
     t0 = time.perf_counter()
-    for n in range(4, 14):
-        perfmodel.predict("x86-dl380-e5-2630v4", open_w, nodes=n, system="scylla", threads_per_core=2)
-    per_call = (time.perf_counter() - t0) / 10
-    loop = per_call * candidates * 128
-    print(
-        f"baseline: one predict call per (candidate, node count), extrapolated {loop:.1f} s "
-        f"-> ratio {loop / best:.0f}x"
-    )
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    perfmodel.predict("x86-dl380-e5-2630v4", open_w, nodes=counts, system="scylla", threads_per_core=2)
+    scan = (time.perf_counter() - t0) * 2  # both SMT modes, 128 counts each: the linear scan
+    search = _best(lambda: size(w, **{**big, "max_nodes": 128}))
+    print(f"linear scan of 128 counts x 2 candidates {scan:.3f} s; the search {search:.3f} s "
+          f"-> {scan / search:.1f}x")  # fmt: skip
 
 
 if __name__ == "__main__":

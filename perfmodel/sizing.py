@@ -105,6 +105,8 @@ UTIL_COLUMNS = ("util_network", "util_cpu", "util_device", "util_wal", "util_log
 EQUAL_NVME = "nvme-1p6tb-generic"
 #: steps the search takes above a count that failed the joint check before it gives up
 _JOINT_STEPS = 64
+#: rounds of guess-and-check a band's count gets before it is searched with banded predictions alone
+_GUESSES = 3
 
 
 def node_capacity_bytes(platform: Platform) -> float:
@@ -656,40 +658,90 @@ class _Search:
 
     # ---------------------------------------------------------------- bands
     def add_ranges(self, out: pd.DataFrame, interval: float) -> None:
-        """``nodes_lower`` / ``nodes_upper`` and the p99 band of the feasible rows: the counts at which
-        the constraints hold under the optimistic / pessimistic ends of the calibrated bands, searched
-        as the central count is."""
+        """``nodes_lower`` / ``nodes_upper`` and the p99 band of the feasible rows: the least counts at
+        which throughput and the SLO hold at the optimistic / pessimistic end of the calibrated bands.
+
+        A banded prediction costs about 40 central ones (parameter draws), so the counts are first
+        guessed and then checked: the band at the answer gives each end's ratio to the centre (of the
+        busiest utilisation and of the p99), the central predictions scaled by it give a guess ``g``,
+        and one banded prediction at ``g`` and ``g - 1`` confirms it (``g`` passes, ``g - 1`` fails);
+        an end whose guess is not confirmed is searched with banded predictions alone.
+        """
         index = {(c.platform.id, c.tpc, c.instances): i for i, c in enumerate(self.candidates)}
         rows = [k for k in out.index[out.feasible]]
         cand = np.array([index[(out.at[k, "platform"], float(out.at[k, "threads_per_core"]),
                                 int(out.at[k, "instances_per_server"]))] for k in rows])  # fmt: skip
         f, hi_s = self.failures, self.max_nodes - self.failures
-        central = np.array([int(out.at[k, "nodes"]) - f for k in rows])
-        floor = np.array([max(self.least, self.servers_for_capacity(self.candidates[i])) for i in cand])
-        tasks = [(j, end, name) for j in range(len(cand)) for end in ("_lower", "_upper")
-                 for name in ("throughput", "slo")]  # fmt: skip
+        central = np.array([int(out.at[k, "nodes"]) - f for k in rows], dtype=np.int64)
+        floor = np.array([max(self.least, self.servers_for_capacity(self.candidates[i])) for i in cand],
+                         dtype=np.int64)  # fmt: skip
+        banded = self.evaluate(cand, central, interval)  # the band at the answer
+        ends = ("_lower", "_upper")
+        row_of = np.repeat(np.arange(len(cand)), 2)  # per task (a row's end): the row and the end
+        end_of = np.tile(np.arange(2), len(cand))
+        n_tasks = len(row_of)
+        bad = floor[row_of] - 1  # the largest count known to fail at the task's end (floor - 1: none)
+        good = np.full(n_tasks, -1, dtype=np.int64)  # the least count known to pass (-1: none)
+        ref = central[row_of].copy()  # the count whose band gives the ratios of the next guess
 
-        def test(active, counts):  # every end and constraint of every row from one banded prediction
-            recs = self.evaluate(cand[[tasks[t][0] for t in active]], counts, interval)
-            return [self.meets(r, tasks[t][2], tasks[t][1]) for r, t in zip(recs, active, strict=True)]
+        def holds(active, counts):  # both constraints at the task's end of one banded prediction
+            recs = self.evaluate(cand[row_of[active]], counts, interval)
+            return np.array([self.meets(r, "throughput", ends[end_of[t]]) and
+                             self.meets(r, "slo", ends[end_of[t]])
+                             for r, t in zip(recs, active, strict=True)], dtype=bool)  # fmt: skip
 
-        # the optimistic end needs at most the central count, the pessimistic end at least it: the
-        # lower end narrows [floor, central], the upper one gallops up from the central count
-        c = np.array([central[j] for j, _, _ in tasks], dtype=np.int64)
-        upper = np.array([end == "_upper" for _, end, _ in tasks])
-        lo = np.where(upper, c, [floor[j] for j, _, _ in tasks]).astype(np.int64)
-        first = first_true(lo, np.full(len(tasks), hi_s), test, points=4, good=np.where(upper, -1, c))
-        first = first.reshape(len(cand), 2, 2)
+        for _ in range(_GUESSES):
+            open_ = np.flatnonzero((good < 0) | (good - bad > 1))
+            if not len(open_):
+                break
+            edge = self.evaluate(cand[row_of[open_]], ref[open_], interval)
+            mid = self.evaluate(cand[row_of[open_]], ref[open_])
+            ru = np.array([_ratio(m["util"], e["util" + ends[end_of[t]]])
+                           for m, e, t in zip(mid, edge, open_, strict=True)])  # fmt: skip
+            rp = np.array([_ratio(m["p99"], e["p99" + ends[end_of[t]]])
+                           for m, e, t in zip(mid, edge, open_, strict=True)])  # fmt: skip
+
+            def scaled(active, counts, ru=ru, rp=rp, open_=open_):  # the centre scaled by the band's ratios
+                recs = self.evaluate(cand[row_of[open_[active]]], counts)
+                return [not r["saturated"] and r["util"] * ru[a] <= self.max_util
+                        and (not math.isfinite(rp[a]) or r["p99"] * rp[a] <= self.slo_ms)
+                        for r, a in zip(recs, active, strict=True)]  # fmt: skip
+
+            top = np.where(good[open_] >= 0, good[open_], hi_s)
+            guess = first_true(bad[open_] + 1, top, scaled)
+            g = np.where(guess >= 0, guess, top)
+            probe_t, probe_s = [], []
+            for t, gt in zip(open_, g, strict=True):  # the guess and one below, where not yet known
+                for count in (gt, gt - 1):
+                    if bad[t] < count and (good[t] < 0 or count < good[t]):
+                        probe_t.append(t)
+                        probe_s.append(count)
+            if probe_t:
+                passed = holds(np.array(probe_t), np.array(probe_s))
+                for t, count, ok in zip(probe_t, probe_s, passed, strict=True):
+                    if ok:
+                        good[t] = count if good[t] < 0 else min(good[t], count)
+                    else:
+                        bad[t] = max(bad[t], count)
+            ref[open_] = g
+        found = np.where((good >= 0) & (good - bad <= 1), good, -2)
+        todo = np.flatnonzero(found == -2)
+        if len(todo):  # guesses the band did not confirm: search them with banded predictions alone
+            found[todo] = first_true(bad[todo] + 1, np.full(len(todo), hi_s),
+                                     lambda a, c: holds(todo[a], c), points=4, good=good[todo])  # fmt: skip
+        first = found.reshape(len(cand), 2)
         for e, column in enumerate(("nodes_lower", "nodes_upper")):
-            both = first[:, e, :]
-            s = np.maximum(both.max(axis=1), floor)
-            values = np.where((both < 0).any(axis=1), np.nan, s + f)
+            values = np.where(first[:, e] < 0, np.nan, np.maximum(first[:, e], floor) + f)
             for k, v in zip(rows, values, strict=True):
                 out.at[k, column] = float(v)
-        recs = self.evaluate(cand, central, interval)
-        for k, rec in zip(rows, recs, strict=True):
+        for k, rec in zip(rows, banded, strict=True):
             out.at[k, "latency_p99_ms_lower"] = rec["p99_lower"]
             out.at[k, "latency_p99_ms_upper"] = rec["p99_upper"]
+
+
+def _ratio(centre: float, edge: float) -> float:
+    """A band's end over the centre (NaN where the centre is zero or not finite)."""
+    return edge / centre if centre > 0 and math.isfinite(centre) else math.nan
 
 
 def _load(u: float, cap: float) -> str:
