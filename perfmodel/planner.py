@@ -43,11 +43,30 @@ def platform_options(platforms, selected) -> list[str]:
 
 def applicable(values: dict) -> dict[str, bool]:
     """Which controls apply to the current values: ``zipf_s`` only with Zipf keys, ``consistency``
-    only with more than one replica. ``{control: enabled}`` for the controls that can be disabled."""
-    return {
+    only with more than one replica, ``instances_per_server`` only for a system deployed as instances
+    (Redis, memcached). ``{control: enabled}`` for the controls that can be disabled."""
+    out = {
         "zipf_s": values.get("key_distribution") == "zipf",
         "consistency": int(values.get("replication_factor", 3)) > 1,
     }
+    if "system" in values:
+        out["instances_per_server"] = topology_of(values["system"]) == "instances"
+    return out
+
+
+def topology_of(system: str) -> str:
+    """A system's deployment topology (its spec's ``topology``)."""
+    from perfmodel.systems import load_system
+
+    return load_system(system).topology
+
+
+def topology_text(system: str) -> str:
+    """The planner's line on how the chosen system is deployed."""
+    from perfmodel.systems import TOPOLOGIES
+
+    topo = topology_of(system)
+    return f"<small>deployed as <b>{topo}</b>: {TOPOLOGIES[topo]}</small>"
 
 
 def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None) -> str:
@@ -91,6 +110,9 @@ def run_plan(**values) -> tuple[pd.DataFrame, str]:
     ``object_bytes`` [B], ``dataset_gib`` [GiB], ...), which builds the workload and calls
     :func:`perfmodel.size`."""
     values = {k: list(v) if k == "platforms" else v for k, v in values.items()}
+    # 0: the sizing chooses; a system not deployed as instances takes none
+    if not values.get("instances_per_server") or topology_of(values.get("system", "scylla")) != "instances":
+        values.pop("instances_per_server", None)
     table = studies.size_workload(**values)
     text = studies.sizing_conclusion(
         table, target_ops_s=float(values["target_ops_s"]), slo_p99_ms=float(values["slo_p99_ms"])
@@ -215,6 +237,14 @@ def controls(**defaults) -> dict:
             description="max utilisation",
             **common,
         ),
+        "instances_per_server": w.BoundedIntText(
+            value=defaults.get("instances_per_server") or 0,
+            min=0,
+            max=512,
+            description="instances / server",
+            tooltip="0: the count that needs the fewest servers (systems deployed as instances only)",
+            **common,
+        ),
     }
 
 
@@ -235,6 +265,8 @@ def planner(**defaults):
 
     widgets = controls(**defaults)
     selected = w.HTML(layout=w.Layout(width="350px"))
+    deployed = w.HTML(layout=w.Layout(width="350px"))
+    busy = w.HTML(layout=w.Layout(width="350px"))
     output = w.Output(layout=w.Layout(flex="1 1 auto", min_width="0", overflow="auto"))
 
     class Planner(w.HBox):
@@ -273,12 +305,18 @@ def planner(**defaults):
         chosen = list(values["platforms"])
         selected.value = (f"<small>{len(chosen)} selected: {', '.join(chosen)}</small>" if chosen
                           else "<small>none selected</small>")  # fmt: skip
-        output.clear_output(wait=True)
-        with output:
-            box.last_html = show(**values)  # what the output shows now, for an export
+        deployed.value = topology_text(values["system"])
+        busy.value = "<span class='pm-busy' style='color:#b45f06'>&#8987; computing the plan...</span>"
+        try:
+            output.clear_output(wait=True)
+            with output:
+                box.last_html = show(**values)  # what the output shows now, for an export
+        finally:
+            busy.value = ""
 
     controls_box = w.VBox(
-        [widgets["platforms"], selected] + [v for k, v in widgets.items() if k != "platforms"],
+        [busy, widgets["platforms"], selected, widgets["system"], deployed]
+        + [v for k, v in widgets.items() if k not in ("platforms", "system")],
         layout=w.Layout(width="370px", flex="0 0 370px"),
     )
     box = Planner([controls_box, output], layout=w.Layout(width="100%", align_items="flex-start"))

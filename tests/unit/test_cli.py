@@ -82,10 +82,18 @@ def test_data_on_a_bad_file_is_one_clear_error(capsys, tmp_path):
     assert "Traceback" not in err
 
 
-def test_report_prints_catalog_and_data(capsys):
+def test_report_prints_the_answer_first_then_catalog_and_data(capsys):
     code, out, _ = run(capsys, "report")
     assert code == 0
-    assert "power8-s821lc-10c" in out and "kunpeng-r722" in out and "seed002" in out
+    lines = out.rstrip("\n").splitlines()
+    assert len(lines) <= 40 and max(map(len, lines)) <= 100  # the first screen is the whole short report
+    assert lines[0].startswith("perfmodel") and "servers per platform" in " ".join(lines[:3])
+    assert any(line.startswith("Answer: Fewest nodes:") for line in lines)
+    assert any(line.startswith("Caveat: ") for line in lines)
+    assert "kunpeng-r722" in out and "eth-1g" in out  # each candidate on its own network
+    code, full, _ = run(capsys, "report", "--full")
+    assert code == 0 and full.startswith(out.rsplit("\n\nEvery SMT mode", 1)[0])  # the answer first
+    assert "power8-s821lc-10c" in full and "seed002" in full and "== Platforms ==" in full
 
 
 def test_console_script_is_installed():
