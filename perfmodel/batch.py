@@ -10,12 +10,18 @@
    a deterministic output folder (:func:`run_folder`);
 3. :func:`run_job` executes one run: papermill into the folder (with
    ``output_dir`` "." and the folder as its working directory), an HTML export
-   readable offline, and a marker file written last;
-   it takes a plain dict and returns a plain dict, so any executor (a process
-   pool today, Dask later) can run it;
+   readable offline, and a marker file written last; the run happens in a
+   child process that is killed, with its kernel, at the run's time limit
+   (``timeout_s``, default :data:`DEFAULT_TIMEOUT_S` = 900 s, counting
+   kernel start, every cell, the save and the export), and is then recorded
+   with status ``timeout`` and an error naming the limit and the running
+   cell; it takes a plain dict and returns a plain dict, so any executor (a
+   process pool, a Dask cluster) can run it;
 4. :func:`run_batch` runs the jobs in worker processes with a progress bar,
    skips completed runs (their marker exists) unless ``force``, and writes
-   ``summary.csv`` at the top of the output folder.
+   ``summary.csv`` at the top of the output folder. A run that fails or times
+   out is recorded (``status`` ``failed`` or ``timeout``, ``error``) and the
+   others go on: no run can hold up a batch for longer than its limit.
 
 Grid file (YAML)::
 
@@ -79,6 +85,8 @@ def notebook_dir() -> Path:
 
 
 DEFAULT_KERNEL = "python3"
+#: the wall-clock limit of one notebook run by default [s] (the slowest shipped notebook takes ~25 s)
+DEFAULT_TIMEOUT_S = 900.0
 
 
 class GridError(ValueError):
@@ -319,14 +327,19 @@ def plan_jobs(
     out: str | Path,
     *,
     kernel_name: str = DEFAULT_KERNEL,
-    timeout_s: float | None = 600.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     html: bool = True,
 ) -> list[dict]:
     """One job spec (a plain dict) per notebook x parameter set, checked before anything runs.
 
+    ``timeout_s``: the wall-clock limit of each run [s] (kernel start, every cell, the save and the
+    HTML export); a run that reaches it is stopped and recorded as ``"timeout"`` (:func:`run_job`).
+
     Raises :class:`GridError` for an unknown notebook, parameter name or a
     value of the wrong type -- naming the notebook and the parameter.
     """
+    if not (isinstance(timeout_s, int | float) and 0 < timeout_s < float("inf")):
+        raise GridError(f"timeout: a run's time limit must be a number of seconds > 0, got {timeout_s!r}")
     out = Path(out).resolve()
     jobs = []
     for nb in notebooks:
@@ -366,23 +379,60 @@ def read_results(folder: str | Path) -> dict:
     return {k: v for k, v in doc.items() if v is None or isinstance(v, str | int | float | bool)}
 
 
+def time_limit(job: Mapping[str, Any]) -> float:
+    """The wall-clock limit of one run [s]: ``job["timeout_s"]``, else :data:`DEFAULT_TIMEOUT_S`."""
+    limit = job.get("timeout_s")
+    return DEFAULT_TIMEOUT_S if limit is None else float(limit)
+
+
 def run_job(job: Mapping[str, Any]) -> dict:
-    """Execute one notebook run; never raises for a failing notebook.
+    """Execute one notebook run within its time limit; never raises for a failing notebook.
 
     ``job``: a spec from :func:`plan_jobs` (``notebook``, ``parameters``,
-    ``output_dir``, ``kernel_name``, ``timeout_s``, ``html``). Writes the
-    executed notebook, its HTML export and the notebook's own result files into
-    ``output_dir``; on success writes the marker file last. Returns a plain
-    dict: ``notebook, run, status ("ok" | "failed"), error, duration_s,
-    output_dir, reused`` plus the notebook's ``summary.json`` keys.
+    ``output_dir``, ``kernel_name``, ``timeout_s``, ``html``). The run
+    (:func:`execute_run`: papermill, then the HTML export) happens in a child
+    process of its own; when it lasts ``timeout_s`` seconds (default
+    :data:`DEFAULT_TIMEOUT_S`) that process and its kernel are killed and the
+    run is recorded with status ``"timeout"`` and an error naming the limit and
+    the cell that was running. Writes the executed notebook, its HTML export and
+    the notebook's own result files into ``output_dir``; on success writes the
+    marker file last. Returns a plain dict: ``notebook, run, status ("ok" |
+    "failed" | "timeout"), error, duration_s, output_dir, reused`` plus the
+    notebook's ``summary.json`` keys.
     """
-    import papermill
-
     started = time.perf_counter()
     folder = Path(job["output_dir"])
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER
     marker.unlink(missing_ok=True)
+    notebook = Path(job["notebook"])
+    status, error = _run_in_child(job, time_limit(job))
+    record = {
+        "notebook": notebook.name,
+        "run": folder.name,
+        "status": status,
+        "error": error,
+        "duration_s": round(time.perf_counter() - started, 3),
+        "output_dir": str(folder),
+        "reused": False,
+        "parameters": job["parameters"],
+        "results": read_results(folder) if status == "ok" else {},
+    }
+    if status == "ok":
+        marker.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
+    return record
+
+
+def execute_run(job: Mapping[str, Any]) -> tuple[str, str]:
+    """The run itself, in this process and without a time limit of its own: papermill into
+    ``output_dir`` (the kernel started again when it dies before it answers), the executed
+    notebook's machine paths dropped, the HTML export. Returns ``(status, error)``, status
+    ``"ok"`` or ``"failed"``; never raises for a failing notebook. :func:`run_job` calls it in a
+    child process, which it kills at the run's time limit."""
+    import papermill
+
+    folder = Path(job["output_dir"])
+    folder.mkdir(parents=True, exist_ok=True)
     notebook = Path(job["notebook"])
     executed = folder / notebook.name
     status, error = "ok", ""
@@ -397,7 +447,9 @@ def run_job(job: Mapping[str, Any]) -> dict:
                 kernel_name=job.get("kernel_name") or DEFAULT_KERNEL,
                 cwd=str(folder),
                 progress_bar=False,
-                execution_timeout=job.get("timeout_s"),
+                # a cell's limit too (the run's limit, which counts from before the kernel starts,
+                # comes first; this one still holds where execute_run is called directly)
+                execution_timeout=time_limit(job),
                 # the kernel's own start-up warnings (e.g. about plain-TCP transport) are noise here
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
@@ -415,20 +467,104 @@ def run_job(job: Mapping[str, Any]) -> dict:
         except Exception as exc:
             if status == "ok":
                 status, error = "failed", f"HTML export: {_error_text(exc)}"
-    record = {
-        "notebook": notebook.name,
-        "run": folder.name,
-        "status": status,
-        "error": error,
-        "duration_s": round(time.perf_counter() - started, 3),
-        "output_dir": str(folder),
-        "reused": False,
-        "parameters": job["parameters"],
-        "results": read_results(folder) if status == "ok" else {},
-    }
-    if status == "ok":
-        marker.write_text(json.dumps(record, indent=1, default=str) + "\n", encoding="utf-8")
-    return record
+    return status, error
+
+
+#: what the child process of a run executes: ``python -c CHILD_CODE job.json result.json``
+CHILD_CODE = "from perfmodel.batch import _child_main; _child_main()"
+
+
+def _run_in_child(job: Mapping[str, Any], limit: float) -> tuple[str, str]:
+    """:func:`execute_run` in a child process killed, with its kernel, after ``limit`` seconds."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="perfmodel-run-") as tmp:
+        spec, result = Path(tmp) / "job.json", Path(tmp) / "result.json"
+        spec.write_text(json.dumps(dict(job), default=str), encoding="utf-8")
+        # a session of its own: Ctrl-C at a terminal reaches this process, which then stops the run
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD_CODE, str(spec), str(result)], start_new_session=True
+        )
+        try:
+            code = child.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _kill_tree(child)
+            return "timeout", _timeout_text(job, limit)
+        except BaseException:  # Ctrl-C, or this worker being stopped: the run goes with it
+            _kill_tree(child)
+            raise
+        if result.is_file():
+            outcome = json.loads(result.read_text(encoding="utf-8"))
+            return outcome["status"], outcome["error"]
+        return "failed", f"the run's process ended with exit status {code} before it reported"
+
+
+def _child_main() -> None:
+    """The child process of a run (:data:`CHILD_CODE`): :func:`execute_run` on the job file,
+    ``{"status", "error"}`` into the result file. Exits at once after writing it (nothing left
+    running can hold it up), and ends the run when its parent goes (a stopped worker)."""
+    import sys
+    import threading
+
+    spec, result = (Path(a) for a in sys.argv[1:3])
+    parent = os.getppid()
+
+    def orphaned():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                _kill_tree(None)
+                os._exit(1)
+
+    threading.Thread(target=orphaned, name="perfmodel-parent-watch", daemon=True).start()
+    job = json.loads(spec.read_text(encoding="utf-8"))
+    status, error = execute_run(job)
+    tmp = result.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"status": status, "error": error}), encoding="utf-8")
+    os.replace(tmp, result)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _kill_tree(child) -> None:
+    """Kill ``child`` (a ``Popen``; ``None``: this process's children only) and every process
+    under it -- the kernel runs in a session of its own, so a process group is not enough."""
+    try:
+        import psutil
+
+        root = psutil.Process(child.pid if child is not None else os.getpid())
+        family = root.children(recursive=True)
+    except Exception:  # psutil missing, or the child already gone
+        family = []
+    if child is not None:
+        child.kill()
+    for process in family:
+        try:
+            process.kill()
+        except Exception:  # already gone
+            pass
+    if child is not None:
+        child.wait()
+
+
+def _timeout_text(job: Mapping[str, Any], limit: float) -> str:
+    """The error of a run stopped at its time limit: the limit and the cell that was running."""
+    text = f"timed out after {limit:g} s (the run's time limit, --timeout); it was stopped with its kernel"
+    executed = Path(job["output_dir"]) / Path(job["notebook"]).name
+    try:
+        import nbformat
+
+        nb = nbformat.read(str(executed), as_version=4)
+    except Exception:  # not saved yet: the kernel had not started
+        return text + " before its first cell ran"
+    for index, cell in enumerate(nb.cells):
+        if cell.get("metadata", {}).get("papermill", {}).get("status") == "running":
+            first = next((line for line in cell.source.splitlines() if line.strip()), "")
+            return text + f" while cell {index} ran ({first[:60]!r})"
+    return text + " after its cells ran (saving or exporting)"
 
 
 def _drop_machine_paths(executed: Path) -> None:

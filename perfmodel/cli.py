@@ -405,7 +405,7 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
         [str(p) for p in paths],
         batch.expand(spec["grid"], fixed),
         args.out,
-        timeout_s=args.timeout,
+        timeout_s=batch.DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout,
         html=not args.no_html,
     )
     from perfmodel.execution import Interrupted
@@ -430,11 +430,24 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
         html = Path(r["output_dir"]) / Path(r["notebook"]).with_suffix(".html").name
         where = html if html.is_file() else Path(r["output_dir"])
         print(f"{mark:7s} {where}" + (f"  ({r['error']})" if r["error"] else ""))
+    timed_out = sum(r["status"] == "timeout" for r in records)
+    late = f" ({timed_out} timed out)" if timed_out else ""
     print(
-        f"{len(records)} runs: {len(records) - len(failed)} ok ({reused} reused), {len(failed)} failed; "
-        f"summary: {Path(args.out) / batch.SUMMARY_CSV}"
+        f"{len(records)} runs: {len(records) - len(failed)} ok ({reused} reused), {len(failed)} failed"
+        f"{late}; summary: {Path(args.out) / batch.SUMMARY_CSV}"
     )
     return 1 if failed else 0
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds > 0 (a usage error naming the option otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def _whole(least: int):
@@ -673,7 +686,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a fixed parameter (YAML value: 1e6, [a, b]); overrides the grid file (repeatable)",
     )
-    nbr.add_argument("--timeout", type=float, default=600.0, help="per-cell timeout [s] (default 600)")
+    nbr.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit of each run (kernel start, cells, export); a run that reaches it is "
+        "stopped and recorded as 'timeout', and the others go on (default 900)",
+    )
     nbr.add_argument("--no-html", action="store_true", help="skip the HTML export")
     nbr.add_argument(
         "--max-runs",

@@ -12,6 +12,14 @@ with one replica). Constructing the widgets needs no browser, so the notebook
 also executes headless under papermill; the planner then also carries a static
 HTML copy of its last plan, which an HTML export shows where no widget script
 runs (:func:`perfmodel.batch.export_html`).
+
+The output area is filled by setting its state (``Output.outputs``), never by
+capturing with ``with output:``. A capture is routed by the client: under
+papermill, nbclient mirrors the Output widget and sends each captured output
+back to the kernel as a ``comm_msg`` on the shell channel while the cell still
+runs; with ipykernel 7 that cell's ``execute_reply`` was then sometimes lost
+(the kernel idle, every cell executed, the client waiting for the reply), so a
+batch run hung after the notebook had written its results.
 """
 
 from __future__ import annotations
@@ -259,7 +267,6 @@ def planner(**defaults):
 
     import ipywidgets as w
     import matplotlib.pyplot as plt
-    from IPython.display import HTML, display
 
     from perfmodel import sizing_view
 
@@ -280,23 +287,21 @@ def planner(**defaults):
                 bundle["text/html"] = self.last_html
             return bundle
 
-    def show(**values):
+    def show(**values) -> tuple[str, str]:
+        """The plan for ``values`` as (HTML, plain text)."""
         if not values["platforms"]:
             message = "Choose at least one platform (click one; Ctrl/Cmd+click adds more)."
-            print(message)
-            return f"<p class='pm-message'>{html.escape(message)}</p>"
+            return f"<p class='pm-message'>{html.escape(message)}</p>", message
         try:
             table, text = run_plan(**values)
         except Exception as exc:  # a request the model cannot answer: words, never a traceback
             message = f"cannot plan: {exc}" if isinstance(exc, ValueError) else f"cannot plan: {exc!r}"
-            print(message)
-            return f"<p class='pm-message'>{html.escape(message)}</p>"
+            return f"<p class='pm-message'>{html.escape(message)}</p>", message
         slo = float(values["slo_p99_ms"])
         figure = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN)[0].figure
         page = plan_html(table, text, slo_p99_ms=slo, figure=figure)
         plt.close(figure)
-        display(HTML(page))
-        return page
+        return page, text
 
     def refresh(_change=None):
         values = {name: widget.value for name, widget in widgets.items()}
@@ -308,14 +313,19 @@ def planner(**defaults):
         deployed.value = topology_text(values["system"])
         busy.value = "<span class='pm-busy' style='color:#b45f06'>&#8987; computing the plan...</span>"
         try:
-            output.clear_output(wait=True)
-            with output:
-                box.last_html = show(**values)  # what the output shows now, for an export
+            page, text = show(**values)
         finally:
             busy.value = ""
+        box.last_html = page  # what the output shows now, for an export
+        # set as the output area's state in one step, never captured with ``with output:`` (see
+        # the module docstring: under papermill a capture makes the client write to the kernel
+        # mid-cell, and the cell's reply can then be lost)
+        output.outputs = (
+            {"output_type": "display_data", "data": {"text/html": page, "text/plain": text}, "metadata": {}},
+        )
 
     controls_box = w.VBox(
-        [busy, widgets["platforms"], selected, widgets["system"], deployed]
+        [widgets["platforms"], selected, busy, widgets["system"], deployed]
         + [v for k, v in widgets.items() if k not in ("platforms", "system")],
         layout=w.Layout(width="370px", flex="0 0 370px"),
     )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -236,7 +238,8 @@ def test_a_failing_run_is_recorded_and_the_rest_resume(tmp_path, tiny_notebook):
 def test_a_kernel_that_dies_before_it_answers_is_started_again(tmp_path, tiny_notebook, monkeypatch):
     """Two kernels started at once can pick the same port (ZMQError: Address already in use) and one
     dies before replying to kernel_info: no cell ran, so the run starts again (up to
-    KERNEL_START_TRIES times) instead of being reported failed; a notebook's own error is not retried."""
+    KERNEL_START_TRIES times) instead of being reported failed; a notebook's own error is not retried.
+    (execute_run is what run_job's child process runs; called here in this process.)"""
     import papermill
 
     real = papermill.execute_notebook
@@ -253,11 +256,13 @@ def test_a_kernel_that_dies_before_it_answers_is_started_again(tmp_path, tiny_no
     job = dict(
         notebook=str(path), parameters={"x": 1, "fail_on": 2}, output_dir=str(tmp_path / "a"), html=False
     )
-    record = batch.run_job(job)
-    assert record["status"] == "ok" and record["results"] == {"double": 2} and calls == [1, 1]
+    assert batch.execute_run(job) == ("ok", "") and calls == [1, 1]
+    assert batch.read_results(tmp_path / "a") == {"double": 2}
     calls.clear()
-    record = batch.run_job(dict(job, parameters={"x": 2, "fail_on": 2}, output_dir=str(tmp_path / "b")))
-    assert record["status"] == "failed" and "deliberate failure" in record["error"] and calls == [2, 2]
+    status, error = batch.execute_run(
+        dict(job, parameters={"x": 2, "fail_on": 2}, output_dir=str(tmp_path / "b"))
+    )
+    assert status == "failed" and "deliberate failure" in error and calls == [2, 2]
 
     def dead(*args, **kwargs):
         calls.append(0)
@@ -265,6 +270,79 @@ def test_a_kernel_that_dies_before_it_answers_is_started_again(tmp_path, tiny_no
 
     monkeypatch.setattr(papermill, "execute_notebook", dead)
     calls.clear()
-    record = batch.run_job(dict(job, output_dir=str(tmp_path / "c")))
-    assert record["status"] == "failed" and "Kernel died" in record["error"]
+    status, error = batch.execute_run(dict(job, output_dir=str(tmp_path / "c")))
+    assert status == "failed" and "Kernel died" in error
     assert len(calls) == batch.KERNEL_START_TRIES
+
+
+def _sleepy_notebook(folder, seconds: float = 60.0):
+    """A notebook whose second cell sleeps ``seconds`` [s] (parameters ``x``, ``output_dir``)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell('x = 1  # a number [-]\noutput_dir = "."  # result folder')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(f"import time\ntime.sleep({seconds})")]
+    path = folder / "sleepy.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_run_past_its_time_limit_is_stopped_and_the_batch_goes_on(tmp_path, tiny_notebook):
+    """A run that reaches its limit is killed with its kernel and recorded as "timeout"; the next run
+    of the batch completes (serially: it starts once the stopped one is gone)."""
+    import psutil
+
+    sleepy, tiny = _sleepy_notebook(tmp_path, seconds=600), tiny_notebook(tmp_path)
+    out = tmp_path / "out"
+    jobs = batch.plan_jobs([sleepy], [{}], out, timeout_s=3.0, html=False)
+    jobs += batch.plan_jobs([tiny], [{"x": 3}], out, html=False)
+    started = time.monotonic()
+    records = batch.run_batch(jobs, out, workers=1, progress=False)
+    took = time.monotonic() - started
+    stopped, done = records
+    assert stopped["status"] == "timeout" and 3.0 <= stopped["duration_s"] < 8.0
+    assert stopped["error"].startswith("timed out after 3 s (the run's time limit, --timeout)")
+    assert not (Path(stopped["output_dir"]) / batch.MARKER).exists()
+    assert done["status"] == "ok" and done["results"] == {"double": 6}
+    assert took < 60.0  # the stopped run's 3 s and the tiny run, not the sleep's 600 s
+    folder = str(Path(stopped["output_dir"]).resolve())
+    left = [p for p in psutil.process_iter(["cwd"]) if p.info["cwd"] == folder]  # its kernel ran there
+    assert not left, f"a process of the stopped run is still running: {left}"
+    summary = pd.read_csv(out / batch.SUMMARY_CSV)
+    assert list(summary["status"]) == ["timeout", "ok"] and "timed out after 3 s" in summary["error"][0]
+
+
+def test_a_timeout_names_the_cell_that_was_running(tmp_path):
+    import nbformat
+
+    nb = nbformat.read(_sleepy_notebook(tmp_path), as_version=4)
+    job = {"notebook": "sleepy.ipynb", "output_dir": str(tmp_path / "run")}
+    text = batch._timeout_text(job, 3.0)
+    assert text.startswith("timed out after 3 s") and text.endswith("before its first cell ran")
+    for i, cell in enumerate(nb.cells):  # as papermill saves it when cell 1 starts
+        cell.metadata["papermill"] = {"status": ["completed", "running"][i]}
+    (tmp_path / "run").mkdir()
+    nbformat.write(nb, tmp_path / "run" / "sleepy.ipynb")
+    assert batch._timeout_text(job, 3.0).endswith("while cell 1 ran ('import time')")
+
+
+def test_the_time_limit_is_a_flag_with_a_default(tmp_path, monkeypatch, capsys):
+    seen = {}
+
+    def no_run(jobs, out, **kw):
+        seen["limits"] = [job["timeout_s"] for job in jobs]
+        return []
+
+    monkeypatch.setattr(batch, "run_batch", no_run)
+    out = str(tmp_path / "o")
+    assert main(["notebooks", "run", "05-sizing", "--out", out]) == 0
+    assert seen["limits"] == [batch.DEFAULT_TIMEOUT_S] == [900.0]
+    assert main(["notebooks", "run", "05-sizing", "--out", out, "--timeout", "30"]) == 0
+    assert seen["limits"] == [30.0]
+    with pytest.raises(SystemExit) as stop:
+        main(["notebooks", "run", "05-sizing", "--out", out, "--timeout", "0"])
+    assert stop.value.code == 2 and "--timeout: must be a number of seconds > 0" in capsys.readouterr().err
+    with pytest.raises(batch.GridError, match="time limit must be a number of seconds > 0"):
+        batch.plan_jobs(["05-sizing"], [{}], out, timeout_s=-1)

@@ -214,7 +214,7 @@ def test_terminal_table_numbers_its_notes(plans):
     (table, _), slo = plans["infeasible"]
     text = sizing_view.table_text(table, slo_p99_ms=slo)
     lines = text.splitlines()
-    assert lines[0].split() == ["#", "candidate", "nodes", "p99", "[ms]", "busiest"]
+    assert lines[0].split() == ["#", "candidate", "nodes", "network", "p99", "[ms]", "busiest"]
     assert len(lines) == 1 + 2 * len(table)  # header, a row per candidate, a note per candidate
     assert lines[1 + len(table)].startswith("1. power8-s821lc-10c SMT1: p99 never <= 0.1 ms")
     assert max(map(len, lines[: 1 + len(table)])) < 80  # the table itself fits a terminal

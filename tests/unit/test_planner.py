@@ -1,0 +1,36 @@
+"""The planner fills its output area as widget state, so a headless run sends nothing back to the kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from perfmodel.planner import planner  # noqa: E402
+
+BASE = dict(platforms=["x86-dl380-e5-2630v4"], system="scylla", dataset_gib=100.0)
+
+
+def _output_area(ui):
+    return ui.children[1]
+
+
+def test_the_output_area_holds_the_plan_as_state_never_a_capture():
+    """The plan is the Output widget's ``outputs``, set in one step; the widget never captures
+    (``msg_id`` stays empty). A capture makes nbclient send the captured outputs back to the kernel
+    mid-cell, after which ipykernel 7 sometimes lost the cell's reply and the run hung (issue 36)."""
+    ui = planner(**BASE, target_ops_s=1e5, slo_p99_ms=20.0)
+    output = _output_area(ui)
+    captures = []
+    output.observe(lambda change: captures.append(change.new), names="msg_id")
+    (shown,) = output.outputs
+    assert shown["output_type"] == "display_data" and shown["data"]["text/html"] == ui.last_html
+    assert "class='pm-plan'" in ui.last_html and "Sizing for" in shown["data"]["text/plain"]
+    platforms = ui.children[0].children[0]
+    platforms.value = ()
+    (shown,) = output.outputs
+    assert "Choose at least one platform" in shown["data"]["text/html"] == ui.last_html
+    assert captures == [] and output.msg_id == ""
+    plt.close("all")
