@@ -215,11 +215,14 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     if (rf > nodes).any():
         i = int(np.argmax(rf > nodes))
         raise ValueError(f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})")
+    sys_ = _system_arrays(cfg["system"])
+    # a knob of another system is refused, never ignored; then unset entries take their defaults
+    settings.check_applies({k: knob_arrays[k] for k in knobs}, sys_.specs, sys_.codes)
+    knob_arrays = settings.fill_defaults(knob_arrays)
     _erasure_coding(cfg, knob_arrays)
     plat = _with_network(
         _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
     )
-    sys_ = _system_arrays(cfg["system"])
     # only a coordinator-based store (Cassandra / ScyllaDB) reads several replicas for one read;
     # a primary-copy system (Ceph, MySQL, Redis) answers from one whatever read_consistency says
     cfg["read_acks"] = np.where(sys_.coordinator, cfg["read_acks"], 1.0)

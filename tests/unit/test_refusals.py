@@ -1,0 +1,139 @@
+"""Inputs that do not apply are refused, never used silently (issue 36, item 5).
+
+Each case is checked in Python (a ``ValueError`` / :class:`perfmodel.DataError` naming the
+knob or the file and field) and on the command line (one line ``perfmodel VERB: error: ...``,
+exit status 2): a knob of another system, a ``--catalog`` id that shadows a shipped one, a
+share above 1 in a system spec, RAM below the model's floor, and a load that drives the
+throughput to zero.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import perfmodel
+from perfmodel import figures, settings
+from perfmodel.cli import EXIT_BAD_INPUT, main
+from perfmodel.systems import list_systems, load_system
+from perfmodel.workload import Workload
+
+ROOT = Path(__file__).resolve().parents[2]
+SCYLLA = str(ROOT / "data" / "workloads" / "scylla-read-heavy.yaml")
+PLATFORM = "power8-s821lc-10c"
+READS = Workload(operation="read", read_fraction=1.0, object_bytes=1024, dataset_bytes=1e10, clients=8,
+                 replication_factor=1)  # fmt: skip
+
+
+def refused(capsys, *argv) -> str:
+    """The one error line of a command that must be refused with exit status 2."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"perfmodel {argv[0]}: error: "), lines[0]
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------
+# knobs of another system
+# ---------------------------------------------------------------------------------------
+
+#: (knob, value, a shipped system without the spec field that makes it apply, that field)
+OTHER_SYSTEMS = [
+    ("ec_k", 2, "scylla", r"daemons and placement \{kind: random\}"),
+    ("ec_m", 1, "cassandra", r"daemons and placement \{kind: random\}"),
+    ("osds_per_device", 4, "scylla", "daemons"),
+    ("log_files", 8, "scylla", "sync_writes_to: log"),
+    ("log_flushes", 2, "redis", "sync_writes_to: log"),
+    ("token_aware", 0.5, "ceph", "coordinator: true"),
+    ("placement_units", 16, "mysql", "placement"),
+    ("flush_size_scv", 1.0, "mysql", "lsm: true"),
+    ("zones", 3, "rocksdb", "remote: true"),
+    ("zone_rtt_s", 1e-3, "fio", "remote: true"),
+    ("client_link_gbps", 10.0, "fio", "remote: true"),
+    ("client_colocated", True, "rocksdb", "remote: true"),
+    ("cache_bytes", 8e9, "fio", "data_cache: true or metadata_cache"),
+]
+
+
+@pytest.mark.parametrize(("knob", "value", "system", "field"), OTHER_SYSTEMS)
+def test_a_knob_of_another_system_is_refused_naming_knob_and_system(knob, value, system, field):
+    nodes = 3 if knob in ("ec_k", "ec_m", "zones") else 1
+    extra = {"ec_m": 1} if knob == "ec_k" else {"ec_k": 2} if knob == "ec_m" else {}
+    with pytest.raises(ValueError, match=rf"^{knob}: does not apply to system {system}: it needs a "
+                                         rf"system spec with {field} "):  # fmt: skip
+        perfmodel.predict(PLATFORM, READS, nodes=nodes, system=system, **{knob: value}, **extra)
+
+
+def test_the_issue_case_ec_on_scylla_is_refused_on_the_command_line(capsys):
+    line = refused(capsys, "predict", SCYLLA, "--platform", PLATFORM, "--set", "ec_k=2", "--set", "ec_m=1")
+    assert line == (
+        "perfmodel predict: error: ec_k: does not apply to system scylla: it needs a system spec with "
+        "daemons and placement {kind: random} (objects' chunks on daemons placed at random: erasure-coded "
+        "pools; shipped: ceph); leave it unset"
+    )
+    line = refused(capsys, "size", SCYLLA, "--platform", PLATFORM, "--target-ops", "1e5",
+                   "--slo-p99-ms", "10", "--set", "osds_per_device=4")  # fmt: skip
+    assert "osds_per_device: does not apply to system scylla" in line
+
+
+def test_every_knob_that_applies_somewhere_names_a_declared_rule_a_shipped_system_meets():
+    specs = [load_system(n) for n in list_systems()]
+    for knob in settings.KNOBS.values():
+        if knob.applies:
+            test = settings.APPLIES[knob.applies][0]
+            assert any(test(s) for s in specs), knob.name  # applies to some shipped system
+            assert not all(test(s) for s in specs), knob.name  # else it would apply everywhere
+
+
+def test_a_knob_applies_per_configuration_and_false_or_unset_is_no_use():
+    w = Workload(operation="read", read_fraction=1.0, object_bytes=4096, dataset_bytes=1e10, clients=8,
+                 replication_factor=1)  # fmt: skip
+    mixed = perfmodel.predict(PLATFORM, w, nodes=3, system=np.array(["ceph", "scylla"], dtype=object),
+                              ec_k=[2, np.nan], ec_m=[1, np.nan])  # fmt: skip
+    assert np.isfinite(mixed["throughput_ops_s"]).all()
+    both = np.array(["ceph", "scylla"], dtype=object)
+    with pytest.raises(ValueError, match="^ec_k: does not apply to system scylla"):
+        perfmodel.predict(PLATFORM, w, nodes=3, system=both, ec_k=2, ec_m=1)
+    # a bool knob off is what a system without it does: not a use of the knob
+    off = perfmodel.predict(PLATFORM, READS, system="rocksdb", client_colocated=False)
+    assert (
+        off["throughput_ops_s"].iloc[0]
+        == perfmodel.predict(PLATFORM, READS, system="rocksdb")["throughput_ops_s"].iloc[0]
+    )
+
+
+def test_a_users_spec_without_the_field_is_named_by_its_path(tmp_path):
+    spec = (ROOT / "data" / "systems" / "scylla.yaml").read_text(encoding="utf-8")
+    spec = spec.replace("id: scylla", "id: mine")
+    path = tmp_path / "mine.yaml"
+    path.write_text(spec, encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^ec_k: does not apply to system {path}: "):
+        perfmodel.predict(PLATFORM, READS, nodes=3, system=str(path), ec_k=2, ec_m=1)
+
+
+def test_no_recorded_figure_sets_a_knob_its_system_does_not_have():
+    frame = perfmodel.load_benchmarks()
+    for row in frame.to_dict("records"):
+        if figures.missing_load(row) or row.get("role") == "claim":
+            continue
+        try:
+            config = figures.figure_config(row)
+        except (ValueError, KeyError):
+            continue  # a configuration the predictor reports as not buildable, for its own reason
+        spec = load_system(str(config["system"]))
+        for name in set(config) & set(settings.KNOBS):
+            rule = settings.KNOBS[name].applies
+            if rule and settings.is_set(name, config[name]):
+                assert settings.APPLIES[rule][0](spec), (row["figure_id"], name)
+    # and the vectorised predictor builds every figure and baseline in one call per kind of load
+    # (a refusal there would send it row by row)
+    plan = figures.FigurePlan(frame)
+    assert not any("does not apply" in r for r in plan.reasons)
+    for _, call in plan._groups:
+        with np.errstate(all="ignore"):
+            assert len(perfmodel.predict(params="default", **call)) == len(call["system"])
