@@ -486,8 +486,15 @@ class Catalog:
     files: tuple[str, ...] = ()
 
     @classmethod
-    def from_files(cls, paths: Iterable[Path], base: Catalog | None = None) -> Catalog:
-        """Load YAML files (and resolve references against ``base`` too)."""
+    def from_files(
+        cls, paths: Iterable[Path], base: Catalog | None = None, *, override: bool = False
+    ) -> Catalog:
+        """Load YAML files (and resolve references against ``base`` too).
+
+        An entry whose id ``base`` already has (a user's platform, device or network named as a
+        shipped one) is an error: it would silently change every prediction that names the id.
+        ``override=True`` (the command line's ``--override``) replaces ``base``'s entry on purpose.
+        """
         items: dict[str, dict[str, Any]] = {
             "platforms": dict(base.platforms) if base else {},
             "devices": dict(base.devices) if base else {},
@@ -545,6 +552,16 @@ class Catalog:
                     ident = kwargs["id"]
                     if (kind, ident) in origin:
                         check.add(ident, "id", f"duplicate id (also in {origin[(kind, ident)]})")
+                        continue
+                    if base is not None and ident in getattr(base, kind) and not override:
+                        whose = "shipped" if ident in getattr(default_catalog(), kind) else "catalog"
+                        check.add(
+                            ident,
+                            "id",
+                            f"shadows the {whose} {kind[:-1]} {ident!r} (it would replace it in every "
+                            "prediction); give yours another id, or replace it on purpose with "
+                            "--override (Python: Catalog.from_files(..., override=True))",
+                        )
                         continue
                     origin[(kind, ident)] = str(path)
                     if kind == "platforms":
@@ -631,7 +648,8 @@ def _load(kind: str, name_or_path: str | Path):
     path = Path(name_or_path)
     if not path.is_file():
         raise FileNotFoundError(f"{kind} file not found: {path}")
-    user = Catalog.from_files([path], base=catalog)
+    # the file names its own platform: its entries are what the caller asked for
+    user = Catalog.from_files([path], base=catalog, override=True)
     shipped = getattr(catalog, kind + "s")
     own = [k for k, v in getattr(user, kind + "s").items() if shipped.get(k) is not v]
     if len(own) != 1:

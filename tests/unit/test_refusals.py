@@ -16,7 +16,9 @@ import pytest
 
 import perfmodel
 from perfmodel import figures, settings
+from perfmodel.catalog import Catalog, default_catalog
 from perfmodel.cli import EXIT_BAD_INPUT, main
+from perfmodel.errors import CatalogError
 from perfmodel.systems import list_systems, load_system
 from perfmodel.workload import Workload
 
@@ -137,3 +139,66 @@ def test_no_recorded_figure_sets_a_knob_its_system_does_not_have():
     for _, call in plan._groups:
         with np.errstate(all="ignore"):
             assert len(perfmodel.predict(params="default", **call)) == len(call["system"])
+
+
+# ---------------------------------------------------------------------------------------
+# a --catalog id that shadows a shipped one
+# ---------------------------------------------------------------------------------------
+
+SHADOW = """\
+references:
+  mine: "our own box"
+platforms:
+  - id: power8-s821lc-10c
+    name: "a smaller box under a shipped id"
+    arch: x86
+    sockets: 1
+    cores_per_socket: 4
+    cores: 4
+    threads_per_core: 2
+    smt_modes: [1, 2]
+    threads: 8
+    numa_nodes: 1
+    base_ghz: 2.0
+    ram_gib: RAM
+    network: eth-10g
+    storage:
+      - {device: nvme-1p6tb-generic, count: 1}
+    sources: {sockets: mine, cores_per_socket: mine, cores: mine, threads_per_core: mine, threads: mine,
+              numa_nodes: mine, base_ghz: mine, ram_gib: mine}
+"""
+
+
+def _hardware(tmp_path, ram="32", name="power8-s821lc-10c") -> Path:
+    folder = tmp_path / "hw"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "mine.yaml").write_text(SHADOW.replace("RAM", ram).replace("power8-s821lc-10c", name),
+                                      encoding="utf-8")  # fmt: skip
+    return folder
+
+
+def test_a_catalog_entry_that_shadows_a_shipped_id_is_refused_unless_override(tmp_path):
+    path = _hardware(tmp_path) / "mine.yaml"
+    with pytest.raises(CatalogError) as info:
+        Catalog.from_files([path], base=default_catalog())
+    (problem,) = info.value.problems
+    assert (problem.file, problem.where, problem.field) == (str(path), PLATFORM, "id")
+    assert "shadows the shipped platform 'power8-s821lc-10c'" in problem.message
+    mine = Catalog.from_files([path], base=default_catalog(), override=True).platform(PLATFORM)
+    assert mine.cores == 4 and default_catalog().platform(PLATFORM).cores == 10
+
+
+def test_a_shadowing_catalog_is_refused_on_the_command_line_unless_override(tmp_path, capsys):
+    folder = str(_hardware(tmp_path))
+    line = refused(capsys, "predict", SCYLLA, "--catalog", folder, "--platform", PLATFORM)
+    assert line.startswith(f"perfmodel predict: error: {folder}/mine.yaml:{PLATFORM}: field 'id' shadows the "
+                           f"shipped platform '{PLATFORM}'")  # fmt: skip
+    assert "--override" in line
+    assert "shadows" in refused(capsys, "data", "--catalog", folder)
+    assert main(["predict", SCYLLA, "--catalog", folder, "--override", "--platform", PLATFORM,
+                 "--format", "csv"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "\n" + PLATFORM + ",scylla,3.0,4.0," in out  # the user's 4-core box, on purpose
+    # a new id is what --catalog is for: no --override needed
+    folder = str(_hardware(tmp_path / "new", name="my-box"))
+    assert main(["predict", SCYLLA, "--catalog", folder, "--platform", "my-box", "--format", "csv"]) == 0
