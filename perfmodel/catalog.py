@@ -271,6 +271,10 @@ _MINIMUM = {
     "vm_exit_us": (0.05, "an exit to the host and back"),
     "zone_rtt_us": (1.0, "a round trip between two sites"),
     "message_cost_share": (0.01, "a transport's share of a TCP message's socket work"),
+    # the model keeps a system's memtable (memtable_bytes, up to 256 MiB: Cassandra, ScyllaDB) and
+    # its cache (a share of RAM) in memory beside the OS: less than twice the largest memtable
+    # leaves no room for them, and a prediction on it would be a cache of nothing
+    "ram_gib": (0.5, "twice the largest memtable the systems keep in RAM, 256 MiB"),
 }
 #: physical upper bounds: (largest value, why), in the file's units -- a typo (MB/s for B/s,
 #: a missing decimal point) fails here instead of giving throughputs of 1e-7 or p99s of 1e13 ms

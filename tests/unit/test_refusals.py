@@ -16,9 +16,9 @@ import pytest
 
 import perfmodel
 from perfmodel import figures, settings
-from perfmodel.catalog import Catalog, default_catalog
+from perfmodel.catalog import Catalog, default_catalog, load_platform
 from perfmodel.cli import EXIT_BAD_INPUT, main
-from perfmodel.errors import CatalogError
+from perfmodel.errors import CatalogError, DataError
 from perfmodel.systems import list_systems, load_system
 from perfmodel.workload import Workload
 
@@ -202,3 +202,66 @@ def test_a_shadowing_catalog_is_refused_on_the_command_line_unless_override(tmp_
     # a new id is what --catalog is for: no --override needed
     folder = str(_hardware(tmp_path / "new", name="my-box"))
     assert main(["predict", SCYLLA, "--catalog", folder, "--platform", "my-box", "--format", "csv"]) == 0
+
+
+# ---------------------------------------------------------------------------------------
+# a share above 1 in a system spec
+# ---------------------------------------------------------------------------------------
+
+
+def _spec(tmp_path, share="0.6", unit='"-"', name="cache_share_of_ram") -> Path:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    body = text[text.index("<!-- walkthrough: my-db.yaml -->") :]
+    body = body[body.index("```yaml\n") + len("```yaml\n") : body.index("```\n", body.index("```yaml\n") + 8)]
+    body = body.replace('cache_share_of_ram: {value: 0.6, unit: "-"',
+                        f"{name}: {{value: {share}, unit: {unit}")  # fmt: skip
+    if name != "cache_share_of_ram":
+        body = body.replace("parameters:\n", 'parameters:\n  cache_share_of_ram: {value: 0.6, unit: "-", '
+                                             'source: "assumption"}\n')  # fmt: skip
+    path = tmp_path / "my-db.yaml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def test_a_share_above_one_in_a_spec_is_refused_naming_file_and_field(tmp_path):
+    assert load_system(str(_spec(tmp_path))).parameters["cache_share_of_ram"] == 0.6
+    for path in (_spec(tmp_path, "1.7"), _spec(tmp_path, "1.7", "share", name="buffer_hit")):
+        with pytest.raises(DataError) as info:
+            load_system(str(path))
+        (problem,) = info.value.problems
+        assert problem.file == str(path.resolve()) and problem.field.startswith("parameters.")
+        assert "is a share of a whole: must be between 0 and 1, got 1.7" in problem.message
+    assert load_system(str(_spec(tmp_path, "1"))).parameters["cache_share_of_ram"] == 1.0  # the whole
+
+
+def test_a_share_above_one_is_refused_on_the_command_line(tmp_path, capsys):
+    path = _spec(tmp_path, "1.7")
+    workload = tmp_path / "w.yaml"
+    workload.write_text("system: my-db.yaml\nnodes: 1\nworkload: {operation: mixed, read_fraction: 0.7, "
+                        "object_bytes: 512, dataset_gib: 200, clients: 64}\nknobs: {}\n")  # fmt: skip
+    line = refused(capsys, "predict", str(workload), "--platform", PLATFORM)
+    assert line.startswith(f"perfmodel predict: error: {path.resolve()}:")
+    assert line.endswith("field 'parameters.cache_share_of_ram' is a share of a whole: must be between "
+                         "0 and 1, got 1.7")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------
+# RAM below what the model needs
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ram", ["1.0e-9", "0.25"])  # YAML: 1e-9 is text
+def test_ram_below_the_floor_is_refused_naming_file_and_field(tmp_path, ram, capsys):
+    path = _hardware(tmp_path, ram=ram, name="tiny") / "mine.yaml"
+    with pytest.raises(CatalogError) as info:
+        load_platform(path)
+    (problem,) = info.value.problems
+    assert (problem.where, problem.field) == ("tiny", "ram_gib")
+    assert problem.message.startswith("must be >= 0.5 (twice the largest memtable")
+    line = refused(capsys, "predict", SCYLLA, "--platform", str(path))
+    assert line.startswith(f"perfmodel predict: error: {path}:tiny: field 'ram_gib' must be >= 0.5 (")
+    assert line.endswith(f"got {float(ram)!r}")
+
+
+def test_ram_at_the_floor_is_accepted(tmp_path):
+    assert load_platform(_hardware(tmp_path, ram="0.5", name="small") / "mine.yaml").ram_bytes == 2**29
