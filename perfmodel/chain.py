@@ -1732,6 +1732,9 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
     """The output frame (:data:`perfmodel.node.OUTPUT_COLUMNS`), then the systems' report hooks."""
     inp, x, sat = model.inputs, sol.throughput, sol.saturated
     t, io = tails(model, sol), io_rates(model, sol)
+    # a load that leaves no throughput or an infinite latency is past capacity, open loop or closed
+    endless = ~np.isfinite(t.mean) | np.any([~np.isfinite(t.quantiles[q][2]) for q in t.quantiles], axis=0)
+    sat = sat | ~(x > 0) | endless
     f = inp.cfg["read_fraction"]
     has_r, has_w = f > 0, f < 1
 

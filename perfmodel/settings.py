@@ -49,8 +49,10 @@ class Knob:
     empty: str = ""
     #: a ``number`` that may be 0 (finite, >= 0)
     zero: bool = False
-    #: largest allowed value of a ``number``
+    #: largest allowed value of a ``number`` or ``count``
     maximum: float = math.inf
+    #: why ``maximum`` bounds it (said in the error)
+    maximum_reason: str = ""
     #: the system spec field that makes the knob apply (a key of :data:`APPLIES`; "": every system)
     applies: str = ""
 
@@ -81,6 +83,10 @@ APPLIES: dict[str, tuple[Any, str, str]] = {
 
 
 UNSET = object()  # default of knobs whose value comes from the platform or the model
+#: most statements one operation runs [count]: TPC-C's largest transaction (Delivery) runs about 70,
+#: sysbench's 18; 10,000 is a batch job whose latency is seconds. Beyond it an operation is no
+#: longer a request of a closed loop (1e9 of them drove the throughput to 0.001 ops/s, a p99 of 50 days)
+STATEMENTS_MAX = 1e4
 
 KNOBS: dict[str, Knob] = {
     k.name: k
@@ -206,7 +212,9 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "statements one operation runs (a sysbench transaction: 14 SELECTs ...): CPU, page reads, "
             "dirty pages and round trips per statement; one commit per operation (default: the system's "
-            "tpcc_statements for a TPC-C operation, else 1)",
+            "tpcc_statements for a TPC-C operation, else 1); at most 10,000",
+            maximum=STATEMENTS_MAX,
+            maximum_reason="more is a batch job, not a request: the throughput goes to zero",
         ),
         Knob(
             "read_statements_per_op",
@@ -325,7 +333,8 @@ def check(name: str, value) -> np.ndarray:
                 name, f"must be a finite number {'>=' if knob.zero else '>'} 0 [{knob.unit}], got {value!r}"
             )
         if (given > knob.maximum).any():
-            raise _bad(name, f"must be at most {knob.maximum:g} [{knob.unit}], got {value!r}")
+            why = f" ({knob.maximum_reason})" if knob.maximum_reason else ""
+            raise _bad(name, f"must be at most {knob.maximum:g} [{knob.unit}]{why}, got {value!r}")
         if knob.kind == "count" and ((given != np.floor(given)) | (given < 1)).any():
             raise _bad(name, f"must be a whole number >= 1, got {value!r}")
         return arr

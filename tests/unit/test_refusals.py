@@ -20,7 +20,7 @@ from perfmodel.catalog import Catalog, default_catalog, load_platform
 from perfmodel.cli import EXIT_BAD_INPUT, main
 from perfmodel.errors import CatalogError, DataError
 from perfmodel.systems import list_systems, load_system
-from perfmodel.workload import Workload
+from perfmodel.workload import Workload, load_workload_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SCYLLA = str(ROOT / "data" / "workloads" / "scylla-read-heavy.yaml")
@@ -265,3 +265,31 @@ def test_ram_below_the_floor_is_refused_naming_file_and_field(tmp_path, ram, cap
 
 def test_ram_at_the_floor_is_accepted(tmp_path):
     assert load_platform(_hardware(tmp_path, ram="0.5", name="small") / "mine.yaml").ram_bytes == 2**29
+
+
+# ---------------------------------------------------------------------------------------
+# a load that drives the throughput to zero
+# ---------------------------------------------------------------------------------------
+
+
+def test_statements_per_op_is_bounded_with_its_reason(capsys):
+    spec = load_workload_file(SCYLLA)
+    with pytest.raises(ValueError, match=r"^statements_per_op: must be at most 10000 \[count\] \(more is a"):
+        perfmodel.predict(PLATFORM, spec["workload"], nodes=3, system="scylla", statements_per_op=1e9)
+    line = refused(capsys, "predict", SCYLLA, "--platform", PLATFORM, "--set", "statements_per_op=1e9")
+    assert line == (
+        "perfmodel predict: error: --set 'statements_per_op=1e9': statements_per_op: must be at most 10000 "
+        "[count] (more is a batch job, not a request: the throughput goes to zero), got 1000000000.0"
+    )
+    at_most = perfmodel.predict(PLATFORM, spec["workload"], nodes=3, system="scylla", statements_per_op=1e4)
+    assert at_most["throughput_ops_s"].iloc[0] > 0 and not at_most["saturated"].iloc[0]
+
+
+def test_a_row_with_no_throughput_or_an_infinite_latency_is_saturated():
+    w = Workload(operation="read", read_fraction=1.0, object_bytes=200, dataset_bytes=1e8, clients=64,
+                 replication_factor=1)  # fmt: skip
+    with np.errstate(all="ignore"):
+        out = perfmodel.predict(PLATFORM, w, system="postgresql", rows_per_op=np.array([1.0, 1e250]))
+    assert out["saturated"].tolist() == [False, True]
+    assert np.isinf(out["latency_p99_ms"].iloc[1]) and np.isinf(out["latency_mean_ms"].iloc[1])
+    assert np.isfinite(out["latency_p99_ms"].iloc[0])
