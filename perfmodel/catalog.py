@@ -271,6 +271,10 @@ _MINIMUM = {
     "vm_exit_us": (0.05, "an exit to the host and back"),
     "zone_rtt_us": (1.0, "a round trip between two sites"),
     "message_cost_share": (0.01, "a transport's share of a TCP message's socket work"),
+    # the model keeps a system's memtable (memtable_bytes, up to 256 MiB: Cassandra, ScyllaDB) and
+    # its cache (a share of RAM) in memory beside the OS: less than twice the largest memtable
+    # leaves no room for them, and a prediction on it would be a cache of nothing
+    "ram_gib": (0.5, "twice the largest memtable the systems keep in RAM, 256 MiB"),
 }
 #: physical upper bounds: (largest value, why), in the file's units -- a typo (MB/s for B/s,
 #: a missing decimal point) fails here instead of giving throughputs of 1e-7 or p99s of 1e13 ms
@@ -486,8 +490,15 @@ class Catalog:
     files: tuple[str, ...] = ()
 
     @classmethod
-    def from_files(cls, paths: Iterable[Path], base: Catalog | None = None) -> Catalog:
-        """Load YAML files (and resolve references against ``base`` too)."""
+    def from_files(
+        cls, paths: Iterable[Path], base: Catalog | None = None, *, override: bool = False
+    ) -> Catalog:
+        """Load YAML files (and resolve references against ``base`` too).
+
+        An entry whose id ``base`` already has (a user's platform, device or network named as a
+        shipped one) is an error: it would silently change every prediction that names the id.
+        ``override=True`` (the command line's ``--override``) replaces ``base``'s entry on purpose.
+        """
         items: dict[str, dict[str, Any]] = {
             "platforms": dict(base.platforms) if base else {},
             "devices": dict(base.devices) if base else {},
@@ -545,6 +556,16 @@ class Catalog:
                     ident = kwargs["id"]
                     if (kind, ident) in origin:
                         check.add(ident, "id", f"duplicate id (also in {origin[(kind, ident)]})")
+                        continue
+                    if base is not None and ident in getattr(base, kind) and not override:
+                        whose = "shipped" if ident in getattr(default_catalog(), kind) else "catalog"
+                        check.add(
+                            ident,
+                            "id",
+                            f"shadows the {whose} {kind[:-1]} {ident!r} (it would replace it in every "
+                            "prediction); give yours another id, or replace it on purpose with "
+                            "--override (Python: Catalog.from_files(..., override=True))",
+                        )
                         continue
                     origin[(kind, ident)] = str(path)
                     if kind == "platforms":
@@ -631,7 +652,8 @@ def _load(kind: str, name_or_path: str | Path):
     path = Path(name_or_path)
     if not path.is_file():
         raise FileNotFoundError(f"{kind} file not found: {path}")
-    user = Catalog.from_files([path], base=catalog)
+    # the file names its own platform: its entries are what the caller asked for
+    user = Catalog.from_files([path], base=catalog, override=True)
     shipped = getattr(catalog, kind + "s")
     own = [k for k, v in getattr(user, kind + "s").items() if shipped.get(k) is not v]
     if len(own) != 1:

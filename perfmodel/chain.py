@@ -240,11 +240,14 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     if (rf > nodes).any():
         i = int(np.argmax(rf > nodes))
         raise ValueError(f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})")
+    sys_ = _system_arrays(cfg["system"])
+    # a knob of another system is refused, never ignored; then unset entries take their defaults
+    settings.check_applies({k: knob_arrays[k] for k in knobs}, sys_.specs, sys_.codes)
+    knob_arrays = settings.fill_defaults(knob_arrays)
     _erasure_coding(cfg, knob_arrays)
     plat = _with_network(
         _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
     )
-    sys_ = _system_arrays(cfg["system"])
     # only a coordinator-based store (Cassandra / ScyllaDB) reads several replicas for one read;
     # a primary-copy system (Ceph, MySQL, Redis) answers from one whatever read_consistency says
     cfg["read_acks"] = np.where(sys_.coordinator, cfg["read_acks"], 1.0)
@@ -1758,6 +1761,9 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
     """The output frame (:data:`perfmodel.node.OUTPUT_COLUMNS`), then the systems' report hooks."""
     inp, x, sat = model.inputs, sol.throughput, sol.saturated
     t, io = tails(model, sol), io_rates(model, sol)
+    # a load that leaves no throughput or an infinite latency is past capacity, open loop or closed
+    endless = ~np.isfinite(t.mean) | np.any([~np.isfinite(t.quantiles[q][2]) for q in t.quantiles], axis=0)
+    sat = sat | ~(x > 0) | endless
     f = inp.cfg["read_fraction"]
     has_r, has_w = f > 0, f < 1
 

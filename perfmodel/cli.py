@@ -122,7 +122,7 @@ def _user_catalog(args: argparse.Namespace):
         if not path.is_dir():
             raise FileNotFoundError(f"--catalog {d}: not a folder of hardware YAML files")
         files += sorted(path.glob("*.yaml")) + sorted(path.glob("*.yml"))
-    return Catalog.from_files(files, base=default_catalog())
+    return Catalog.from_files(files, base=default_catalog(), override=args.override)
 
 
 def _platforms(args: argparse.Namespace, default=None) -> list:
@@ -223,7 +223,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     user_catalog = _user_catalog(args)
     if args.platform:
         user_catalog = Catalog.from_files(
-            [Path(p) for p in args.platform], base=user_catalog or default_catalog()
+            [Path(p) for p in args.platform], base=user_catalog or default_catalog(), override=args.override
         )
     data = _figures(args.data, user_catalog, "--data") if args.data else None
     free = [k.strip() for k in args.free.split(",") if k.strip()] if args.free else list(DEFAULT_FREE)
@@ -719,6 +719,11 @@ def with_catalog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         action="append",
         metavar="DIR",
         help="add a folder of your own hardware YAML files (platforms, devices, networks; repeatable)",
+    )
+    parser.add_argument(
+        "--override",
+        action="store_true",
+        help="let --catalog entries replace shipped ones of the same id (refused without it)",
     )
     return parser
 

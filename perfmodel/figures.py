@@ -365,9 +365,9 @@ def _vector_call(configs: list[dict[str, Any]]) -> dict[str, Any]:
     knobs = {}
     for key in sorted(set().union(*configs) & set(settings.KNOBS)):  # the knobs some figure sets
         knob = settings.KNOBS[key]
-        unset = (
-            knob.default if knob.default is not settings.UNSET else None if knob.kind == "id" else math.nan
-        )
+        # a figure that does not set the knob leaves it unset (the default, and no refusal where
+        # the knob does not apply to its system: settings.check_applies)
+        unset = False if knob.kind == "bool" else None if knob.kind in ("id", "choice") else math.nan
         dtype = {"count": float, "number": float, "bool": bool}.get(knob.kind, object)
         knobs[key] = np.array([c.get(key, unset) for c in configs], dtype=dtype)
     return {

@@ -154,8 +154,9 @@ def predict(
     DataFrame with one row per configuration and the columns of
     :data:`OUTPUT_COLUMNS`: ``throughput_ops_s`` [1/s]; latencies in ms
     (overall and per read / write); ``util_*`` [-]; ``bottleneck`` (the most
-    utilised station); ``saturated`` (open loop at or past capacity: latencies
-    are ``inf``). For TPC-C, ``tpmc`` (NewOrder per minute) is added.
+    utilised station); ``saturated`` (open loop at or past capacity, or any
+    load leaving no throughput or an infinite mean latency: latencies are
+    ``inf``). For TPC-C, ``tpmc`` (NewOrder per minute) is added.
     """
     interval = knobs.pop("interval", None)
     # the fit whose uncertainty the band draws from: the set file's own (None: the shipped set's);

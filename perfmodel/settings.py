@@ -10,6 +10,14 @@ model (the cache from the system's share of RAM, the thread cap from the
 system spec). An unknown knob, a value of the wrong type or out of range is a
 ``ValueError`` naming the knob and what is allowed.
 
+A knob that means something only for some systems names in ``applies`` the
+system spec's declared field that makes it apply (:data:`APPLIES`: ``ec_k``
+needs ``daemons`` placed at random, ``osds_per_device`` needs ``daemons``,
+``log_files`` needs ``sync_writes_to: log``, ...). :func:`check_applies`
+refuses such a knob set for a configuration whose system lacks the field,
+naming the knob and the system: a knob of another system never changes an
+answer silently.
+
 Knob values may be scalars or arrays (one per configuration). Inside an
 array, ``None`` (text knobs) or NaN (numbers) means "not set" for that
 configuration -- how the vectorised figure predictor mixes configurations
@@ -41,11 +49,44 @@ class Knob:
     empty: str = ""
     #: a ``number`` that may be 0 (finite, >= 0)
     zero: bool = False
-    #: largest allowed value of a ``number``
+    #: largest allowed value of a ``number`` or ``count``
     maximum: float = math.inf
+    #: why ``maximum`` bounds it (said in the error)
+    maximum_reason: str = ""
+    #: the system spec field that makes the knob apply (a key of :data:`APPLIES`; "": every system)
+    applies: str = ""
+
+
+#: what makes a knob apply: name -> (test of a :class:`perfmodel.systems.SystemSpec`, the spec
+#: field as a spec file declares it, what it means). A knob set where the test fails is refused
+#: (:func:`check_applies`).
+APPLIES: dict[str, tuple[Any, str, str]] = {
+    # an erasure-coded pool stores an object as k + m chunks on as many daemons, placed at random
+    # (CRUSH): a store of daemons with random placement (Ceph) has pools to code
+    "erasure_coding": (
+        lambda s: s.daemons is not None and s.placement is not None and s.placement.kind == "random",
+        "daemons and placement {kind: random}",
+        "objects' chunks on daemons placed at random: erasure-coded pools",
+    ),
+    "daemons": (lambda s: s.daemons is not None, "daemons", "it runs daemons per data device"),
+    "log": (lambda s: s.sync_writes_to == "log", "sync_writes_to: log", "a commit waits for its redo log"),
+    "coordinator": (lambda s: s.coordinator, "coordinator: true", "any node coordinates a request"),
+    "placement": (lambda s: s.placement is not None, "placement", "it spreads data over placement units"),
+    "lsm": (lambda s: s.lsm, "lsm: true", "memtable flushes write in bursts"),
+    "remote": (lambda s: s.remote, "remote: true", "clients reach it over the network"),
+    "cache": (
+        lambda s: s.data_cache or s.metadata_cache is not None,
+        "data_cache: true or metadata_cache",
+        "it caches in memory",
+    ),
+}
 
 
 UNSET = object()  # default of knobs whose value comes from the platform or the model
+#: most statements one operation runs [count]: TPC-C's largest transaction (Delivery) runs about 70,
+#: sysbench's 18; 10,000 is a batch job whose latency is seconds. Beyond it an operation is no
+#: longer a request of a closed loop (1e9 of them drove the throughput to 0.001 ops/s, a p99 of 50 days)
+STATEMENTS_MAX = 1e4
 
 KNOBS: dict[str, Knob] = {
     k.name: k
@@ -68,6 +109,7 @@ KNOBS: dict[str, Knob] = {
             "B",
             UNSET,
             "cache per node (per daemon for Ceph); default: a share of RAM",
+            applies="cache",
         ),
         Knob(
             "cache_state",
@@ -86,11 +128,14 @@ KNOBS: dict[str, Knob] = {
             "message, and per command where the system's spec says a command is protocol work (an "
             "in-memory store's), takes the server's threads' share of those cores' hardware threads "
             "(chain.client_cycles, chain.client_share)",
+            applies="remote",
         ),
         Knob("numa_binding", "bool", "", False, "the process is bound to the NUMA nodes it needs"),
-        Knob("osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)"),
+        Knob(
+            "osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)", applies="daemons"
+        ),
         Knob("cores_per_device", "number", "count", UNSET, "cores per data device (caps cores)"),
-        Knob("log_files", "count", "count", 2.0, "redo log files flushed concurrently"),
+        Knob("log_files", "count", "count", 2.0, "redo log files flushed concurrently", applies="log"),
         Knob(
             "log_flushes",
             "count",
@@ -98,9 +143,17 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "synchronous log flushes a commit waits for in turn (default: the system's; MySQL with its "
             "binary log and sync_binlog=1: 2, without it: 1)",
+            applies="log",
         ),
         Knob("virtualization", "choice", "", "none", "VM I/O path", choices=("none", "untuned", "boost")),
-        Knob("client_link_gbps", "number", "Gb/s", UNSET, "a shared client-side link the load crosses"),
+        Knob(
+            "client_link_gbps",
+            "number",
+            "Gb/s",
+            UNSET,
+            "a shared client-side link the load crosses",
+            applies="remote",
+        ),
         Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
         Knob("network", "id", "", UNSET, "network id of every node's NIC (default: the platform's)"),
         Knob(
@@ -113,6 +166,7 @@ KNOBS: dict[str, Knob] = {
             "client's zone, 1 - 1/zones of them, and to a replica answer its coordinator's zone lacks, "
             "each crossing the round trip between zones (zone_rtt_s) less the one within a zone "
             "(perfmodel.placement); 1: one site",
+            applies="remote",
         ),
         Knob(
             "zone_rtt_s",
@@ -122,6 +176,7 @@ KNOBS: dict[str, Knob] = {
             "round trip between two availability zones of the region (default: the platform's catalog "
             "zone_rtt_us, a typical region's; regions differ)",
             maximum=0.1,
+            applies="remote",
         ),
         Knob(
             "token_aware",
@@ -132,6 +187,7 @@ KNOBS: dict[str, Knob] = {
             "0: round robin, a non-replica coordinator forwards)",
             zero=True,
             maximum=1.0,
+            applies="coordinator",
         ),
         Knob(
             "ec_k",
@@ -139,8 +195,16 @@ KNOBS: dict[str, Knob] = {
             "count",
             UNSET,
             "erasure coding: data chunks k of a k+m pool (Ceph; unset: replicated, as replication_factor)",
+            applies="erasure_coding",
         ),
-        Knob("ec_m", "count", "count", UNSET, "erasure coding: coding chunks m of a k+m pool (with ec_k)"),
+        Knob(
+            "ec_m",
+            "count",
+            "count",
+            UNSET,
+            "erasure coding: coding chunks m of a k+m pool (with ec_k)",
+            applies="erasure_coding",
+        ),
         Knob(
             "statements_per_op",
             "count",
@@ -148,7 +212,9 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "statements one operation runs (a sysbench transaction: 14 SELECTs ...): CPU, page reads, "
             "dirty pages and round trips per statement; one commit per operation (default: the system's "
-            "tpcc_statements for a TPC-C operation, else 1)",
+            "tpcc_statements for a TPC-C operation, else 1); at most 10,000",
+            maximum=STATEMENTS_MAX,
+            maximum_reason="more is a batch job, not a request: the throughput goes to zero",
         ),
         Knob(
             "read_statements_per_op",
@@ -220,6 +286,7 @@ KNOBS: dict[str, Knob] = {
             "count",
             UNSET,
             "placement units: tokens per node (ring) or placement groups per daemon (default: the system's)",
+            applies="placement",
         ),
         Knob(
             "flush_size_scv",
@@ -229,6 +296,7 @@ KNOBS: dict[str, Knob] = {
             "squared coefficient of variation of flush sizes, >= 0 (0: one size; 1: exponential sizes)",
             zero=True,
             maximum=100.0,
+            applies="lsm",
         ),
     )
 }
@@ -265,7 +333,8 @@ def check(name: str, value) -> np.ndarray:
                 name, f"must be a finite number {'>=' if knob.zero else '>'} 0 [{knob.unit}], got {value!r}"
             )
         if (given > knob.maximum).any():
-            raise _bad(name, f"must be at most {knob.maximum:g} [{knob.unit}], got {value!r}")
+            why = f" ({knob.maximum_reason})" if knob.maximum_reason else ""
+            raise _bad(name, f"must be at most {knob.maximum:g} [{knob.unit}]{why}, got {value!r}")
         if knob.kind == "count" and ((given != np.floor(given)) | (given < 1)).any():
             raise _bad(name, f"must be a whole number >= 1, got {value!r}")
         return arr
@@ -297,6 +366,53 @@ def resolve(knobs: dict[str, Any]) -> dict[str, np.ndarray]:
             )
         else:
             out[name] = np.asarray(knob.default)
+    return out
+
+
+def is_set(name: str, values) -> np.ndarray:
+    """Where a knob's (checked) values are set: not None / NaN, and true for a ``bool`` knob (false
+    is its off state, what a system without the knob does)."""
+    arr = np.asarray(values)
+    if KNOBS[name].kind == "bool":
+        return arr.astype(bool)
+    return ~pd.isna(arr)
+
+
+def check_applies(knobs: dict[str, np.ndarray], specs, codes: np.ndarray) -> None:
+    """Refuse a knob set for a configuration whose system it does not apply to (:data:`APPLIES`).
+
+    ``knobs``: the knobs the caller set, one array per knob over the configurations; ``specs``
+    and ``codes``: the distinct system specs and, per configuration, the index of its spec. The
+    ``ValueError`` names the knob, the system and the spec field the knob needs, and the shipped
+    systems that declare it.
+    """
+    for name, values in knobs.items():
+        rule = KNOBS[name].applies
+        if not rule:
+            continue
+        test, needs, meaning = APPLIES[rule]
+        ok = np.array([bool(test(s)) for s in specs])[codes]
+        bad = is_set(name, np.broadcast_to(values, np.shape(codes))) & ~ok
+        if bad.any():
+            from perfmodel.systems import list_systems, load_system
+
+            spec = specs[codes[int(np.argmax(bad))]]
+            shipped = [n for n in list_systems() if test(load_system(n))]
+            system = spec.id if spec.id in list_systems() and load_system(spec.id) == spec else spec.path
+            raise _bad(
+                name,
+                f"does not apply to system {system}: it needs a system spec with {needs} ({meaning}; "
+                f"shipped: {', '.join(shipped) or 'none'}); leave it unset",
+            )
+
+
+def fill_defaults(knobs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``knobs`` with unset entries (None / NaN) of knobs with a fixed default set to it."""
+    out = dict(knobs)
+    for name, values in knobs.items():
+        default = KNOBS[name].default
+        if default is not UNSET and KNOBS[name].kind != "bool" and pd.isna(values).any():
+            out[name] = fill(values, np.asarray(default, dtype=np.asarray(values).dtype))
     return out
 
 
@@ -332,9 +448,10 @@ def parse(name: str, text: str):
 
 def describe() -> str:
     """The knobs as a Markdown table (docs/models.md)."""
-    lines = ["| knob | kind | unit | default | meaning |", "|---|---|---|---|---|"]
+    lines = ["| knob | kind | unit | default | applies to | meaning |", "|---|---|---|---|---|---|"]
     for k in KNOBS.values():
         default = "platform / model" if k.default is UNSET else repr(k.default)
         kind = k.kind + (f": {' / '.join(k.choices)}" if k.choices else "")
-        lines.append(f"| `{k.name}` | {kind} | {k.unit} | {default} | {k.description} |")
+        applies = f"spec `{APPLIES[k.applies][1]}`" if k.applies else "every system"
+        lines.append(f"| `{k.name}` | {kind} | {k.unit} | {default} | {applies} | {k.description} |")
     return "\n".join(lines)

@@ -95,7 +95,8 @@ Per-system parameters are looked up as ``name[id]`` in the parameter set:
 ``cpu_cycles_read``, ``cpu_cycles_miss``, ``cpu_cycles_write`` [cycles],
 ``device_reads_per_miss`` [count], ``sync_writes`` [count per write],
 ``background_write_factor`` [bytes per user byte], ``memtable_bytes`` [B],
-``cache_share_of_ram`` [-], and optionally ``usl_sigma`` / ``usl_kappa``,
+``cache_share_of_ram`` [-] (a share: a spec value outside [0, 1] is refused, as for every
+parameter named ``*share*`` or of unit ``share``), and optionally ``usl_sigma`` / ``usl_kappa``,
 ``cpu_cycles_parse`` [cycles] (parsing and planning a statement sent as SQL text, knob
 ``prepared`` < 1) and
 ``cpu_cycles_message`` [cycles] (a request message's socket read, parse and reply
@@ -502,6 +503,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
             continue
         if isinstance(entry, Mapping) and not str(entry.get("source", "")).strip():
             add(f"parameters.{name}", "needs a 'source' (a citation or 'assumption: why')")
+        unit = str(entry.get("unit", "")) if isinstance(entry, Mapping) else ""
+        if is_share(str(name), unit) and value > 1:
+            add(f"parameters.{name}", f"is a share of a whole: must be between 0 and 1, got {value!r}")
+            continue
         values[str(name)] = float(value)
         if isinstance(entry, Mapping):
             bounds = entry.get("bounds", [0.0, math.inf])
@@ -512,6 +517,16 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
     sources = doc.get("sources") or {}
     out["sources"] = dict(sources) if isinstance(sources, Mapping) else {}
     return out
+
+
+#: units that say a parameter is a share of a whole [-]
+SHARE_UNITS = ("share", "fraction")
+
+
+def is_share(name: str, unit: str = "") -> bool:
+    """Whether a parameter is a share of a whole, in [0, 1]: its name has the word ``share``
+    (``cache_share_of_ram``, ``neworder_share``) or its unit is one of :data:`SHARE_UNITS`."""
+    return "share" in name.split("_") or unit.strip().lower() in SHARE_UNITS
 
 
 def _number(doc, key, add, positive=False, whole=False) -> float:

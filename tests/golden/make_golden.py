@@ -86,10 +86,20 @@ KNOBS = [
 ]
 
 
+def _applies(system: str, knobs: dict) -> bool:
+    """Every knob applies to the system (a knob of another system is refused: settings.APPLIES)."""
+    from perfmodel.settings import APPLIES, KNOBS
+    from perfmodel.systems import load_system
+
+    spec = load_system(system)
+    return all(not KNOBS[k].applies or APPLIES[KNOBS[k].applies][0](spec) for k in knobs)
+
+
 def configurations():
     rows = []
     for platform, name, system, knobs in itertools.product(platforms(), WORKLOADS, SYSTEMS, KNOBS):
-        rows.append(_row(platform, name, system, knobs))
+        if _applies(system, knobs):  # fio has no cache; fio and RocksDB have no client link
+            rows.append(_row(platform, name, system, knobs))
     for platform, name, system in itertools.product(platforms(), WORKLOADS, CORPUS_SYSTEMS):
         rows.append(_row(platform, name, system, {}))
     # the knobs only some systems or platforms take
