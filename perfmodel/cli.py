@@ -340,6 +340,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
         network=args.network,
         device=args.device,
         instances_per_server=args.instances_per_server,
+        sync_replicas=args.sync_replicas,
         max_nodes=args.max_nodes,
         **spec["knobs"],
     )
@@ -646,6 +647,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="instances per server for a system deployed as instances (Redis, memcached; default: the "
         "count that needs the fewest servers)",
     )
+    sz.add_argument(
+        "--sync-replicas", type=int, default=0,
+        help="replicas a commit waits for, for a primary with replicas (PostgreSQL, MySQL, ...; default 0: "
+        "asynchronous)",
+    )  # fmt: skip
     sz.add_argument("--max-nodes", type=int, default=128, help="most servers considered (up to 100,000)")
     sz.add_argument(
         "--device", default=None, help="data drive id for every candidate (default: their own NVMe drives)"

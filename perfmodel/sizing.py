@@ -216,6 +216,7 @@ def size(
     network: str | None = None,
     device: str | None = None,
     instances_per_server: int | None = None,
+    sync_replicas: int = 0,
     target: float | None = None,
     target_unit: str = "ops/s",
     **knobs,
@@ -243,6 +244,8 @@ def size(
         platform's own network and NVMe drives, :func:`equal_terms`).
     instances_per_server : fix the instances per server of an ``instances`` topology
         (default: the count that needs the fewest servers).
+    sync_replicas : replicas a commit waits for, ``primary_replicas`` only (default 0:
+        asynchronous replication; :func:`perfmodel.topology.layout`).
     **knobs : passed to :func:`perfmodel.predict` (cache size, cores, ...).
 
     Returns
@@ -281,6 +284,12 @@ def size(
             raise ValueError(
                 f"instances_per_server: must be a whole number >= 1, got {instances_per_server!r}"
             )
+    if sync_replicas:
+        if spec.topology != "primary_replicas":
+            raise ValueError(f"sync_replicas: {spec.id} is deployed as {spec.topology}, not as a primary "
+                             f"with replicas")  # fmt: skip
+        if not isinstance(sync_replicas, int | np.integer) or sync_replicas < 0:
+            raise ValueError(f"sync_replicas: must be a whole number >= 0, got {sync_replicas!r}")
     changes = {"arrival_rate": float(target_ops_s), "clients": None}
     if dataset_gib is not None:
         changes["dataset_bytes"] = float(dataset_gib) * 2**30
@@ -301,7 +310,8 @@ def size(
     if "network" in knobs:
         raise ValueError("network: pass it as size(network=...) (--network), which pins every candidate")
     search = _Search(system, spec, w, params, terms, knobs, int(max_nodes), int(failure_tolerance),
-                     float(max_utilization), float(slo_p99_ms), float(fill_limit))  # fmt: skip
+                     float(max_utilization), float(slo_p99_ms), float(fill_limit),
+                     int(sync_replicas))  # fmt: skip
     rows = []
     for p in loaded:
         modes = [t for t in p.smt_modes if smt is None or float(t) == float(smt)]
@@ -415,8 +425,9 @@ class _Search:
     """Candidates (platform x SMT mode x instances per server) and their predictions by server count."""
 
     def __init__(
-        self, system, spec, w, params, terms, knobs, max_nodes, failures, max_util, slo_ms, fill_limit
-    ):
+        self, system, spec, w, params, terms, knobs, max_nodes, failures, max_util, slo_ms, fill_limit,
+        sync_replicas=0,
+    ):  # fmt: skip
         self.system, self.spec, self.w, self.params = system, spec, w, params
         self.values = spec.with_parameters(load_parameters(params))  # the spec's own defaults included
         self.terms, self.knobs = terms, knobs
@@ -428,6 +439,9 @@ class _Search:
         self.zones = int(np.nanmax(zones)) if np.isfinite(zones).any() else 1
         # the least surviving servers: replicas on distinct servers, a server in every zone
         self.least = max(self.rf, self.zones, 1) if self.topology in ("sharded", "instances") else 1
+        self.sync_replicas = sync_replicas
+        if self.topology == "primary_replicas":  # a synchronous commit needs its replicas up
+            self.least = 1 + sync_replicas
         self.candidates: list[_Candidate] = []
         self.groups: list[list[int]] = []  # candidates of one (platform, SMT mode): its instance options
         self.refusals: list[dict] = []
@@ -499,7 +513,7 @@ class _Search:
             cand = [self.candidates[i] for i, _, _ in todo]
             s = np.array([t[1] for t in todo], dtype=float)
             k = np.array([c.instances for c in cand], dtype=float)
-            lay = topology.layout(self.topology, self.w, s, k)
+            lay = topology.layout(self.topology, self.w, s, k, self.sync_replicas)
             frame = predict(
                 [c.unit for c in cand], lay.workload, nodes=lay.nodes, system=self.system, params=self.params,
                 interval=interval, threads_per_core=np.array([c.tpc for c in cand], dtype=float),

@@ -126,11 +126,20 @@ class Layout:
     workload: Workload
 
 
-def layout(topology: str, workload: Workload, surviving, instances=1) -> Layout:
+def layout(topology: str, workload: Workload, surviving, instances=1, sync_replicas: int = 0) -> Layout:
     """The model's nodes and load for ``surviving`` servers [count] (array) of ``topology``.
 
     ``workload`` carries the cluster's open arrival rate [1/s]; ``instances`` [count] per
     server (``instances`` topology only). See the module doc for each mapping.
+
+    ``sync_replicas`` (``primary_replicas`` only): replicas a commit waits for (PostgreSQL's
+    ``synchronous_standby_names = 'ANY n (...)'``, MySQL's semi-synchronous
+    ``rpl_semi_sync_source_wait_for_replica_count``). 0 (asynchronous, both systems' default) maps
+    onto one node carrying a server's load; ``n > 0`` onto ``s`` nodes each holding the whole data
+    (RF ``s``) whose writes wait for ``n + 1`` of them: the same load per server, plus the round
+    trip and the replica's own commit (its log flush) in every write's latency -- the ``n + 1``-th
+    fastest of the ``s`` answers, the chain's replica order statistic, which for ``s > n + 1``
+    is slightly optimistic (the primary's own commit is always among those waited for).
     """
     s = np.asarray(surviving, dtype=float)
     k = np.asarray(instances, dtype=float)
@@ -143,6 +152,12 @@ def layout(topology: str, workload: Workload, surviving, instances=1) -> Layout:
         return Layout(s * k, workload)
     ones = np.ones_like(s)
     single = dict(replication_factor=1, consistency="ONE", read_consistency="ONE")
+    if topology == "primary_replicas" and sync_replicas > 0:
+        if (s < sync_replicas + 1).any():
+            raise ValueError(f"sync_replicas: {sync_replicas} synchronous replicas need {sync_replicas + 1} "
+                             f"surviving servers, got {s.min():g}")  # fmt: skip
+        return Layout(s, replace(workload, replication_factor=s, consistency=int(sync_replicas) + 1,
+                                 read_consistency="ONE"))  # fmt: skip
     if topology == "primary_replicas":
         r = np.asarray(workload.read_fraction, dtype=float)
         reads = rate * r / s

@@ -105,6 +105,30 @@ def test_replicas_carry_reads_not_writes():
     assert w_low.feasible.all() and not w_high.feasible.any()
 
 
+def test_a_synchronous_replica_costs_latency_not_capacity():
+    """With a commit waiting for one replica, every server carries the same load as with asynchronous
+    replication (each applies every write, reads spread), and a write waits a round trip and the
+    replica's commit more; it needs a surviving replica, so N+1 means at least 3 servers."""
+    w = replace(KV, read_fraction=0.7, dataset_bytes=20e9, clients=None, arrival_rate=3e4)
+    kw = dict(system="postgresql", threads_per_core=2)
+    s = np.array([2.0, 4.0])
+    plat = perfmodel.load_platform("x86-dl380-e5-2630v4")
+    frames = []
+    for sync in (0, 1):
+        lay = topology.layout("primary_replicas", w, s, sync_replicas=sync)
+        frames.append(perfmodel.predict(plat, lay.workload, nodes=lay.nodes, **kw))
+    a, b = frames
+    assert b.util_cpu.to_numpy() == pytest.approx(a.util_cpu.to_numpy(), rel=1e-9)
+    assert (b.write_latency_mean_ms > a.write_latency_mean_ms + 2 * plat.network_spec().latency_s * 1e3).all()
+    assert b.read_latency_mean_ms.to_numpy() == pytest.approx(a.read_latency_mean_ms.to_numpy(), rel=0.05)
+    out = size(replace(w, clients=1, arrival_rate=None), target_ops_s=1e3, slo_p99_ms=100,
+               platforms=["x86-dl380-e5-2630v4"], system="postgresql", interval=None,
+               sync_replicas=1)  # fmt: skip
+    assert (out.nodes == 3).all() and (out.replicas == 2).all()
+    with pytest.raises(ValueError, match="^sync_replicas: scylla is deployed as sharded"):
+        size(KV, target_ops_s=1e3, slo_p99_ms=100, system="scylla", sync_replicas=1)
+
+
 # ---------------------------------------------------------------- the search
 @pytest.mark.parametrize("points", [1, 4])
 def test_first_true_finds_every_threshold_with_few_probes(points):

@@ -33,7 +33,7 @@ def _answer_and_simulation(w, system, platform, target, slo, **kw):
     from dataclasses import replace
 
     lay = topology.layout(spec.topology, replace(w, clients=None, arrival_rate=target), [surviving],
-                          int(row.instances_per_server))  # fmt: skip
+                          int(row.instances_per_server), kw.get("sync_replicas", 0))  # fmt: skip
     model = chain.build([unit], lay.workload, nodes=lay.nodes, system=system,
                         threads_per_core=np.array([row.threads_per_core]),
                         device=np.array([row.device], dtype=object))  # fmt: skip
@@ -56,6 +56,9 @@ def _answer_and_simulation(w, system, platform, target, slo, **kw):
         # throughput, each server carrying every write and a third of the reads
         ("postgresql", "x86-dl380-e5-2630v4",
          dict(operation="mixed", read_fraction=0.95, object_bytes=1024, dataset_bytes=20e9), 3e5, 50.0),
+        # the same with every commit waiting for one replica: 3 nodes holding every write, 2 answers
+        ("postgresql-sync", "x86-dl380-e5-2630v4",
+         dict(operation="mixed", read_fraction=0.95, object_bytes=1024, dataset_bytes=20e9), 3e5, 50.0),
         # embedded: RocksDB, each of 5 servers its own fifth of 2 M ops/s and of the data
         ("rocksdb", "x86-dl380-e5-2630v4",
          dict(operation="mixed", read_fraction=0.5, object_bytes=1024, dataset_bytes=200e9), 2e6, 50.0),
@@ -63,7 +66,9 @@ def _answer_and_simulation(w, system, platform, target, slo, **kw):
 )  # fmt: skip
 def test_the_answer_holds_in_the_simulator(system, platform, workload, target, slo):
     w = perfmodel.Workload(clients=1, **workload)
-    row, model, t, sim = _answer_and_simulation(w, system, platform, target, slo)
+    sync = {"sync_replicas": 1} if system == "postgresql-sync" else {}
+    system = system.removesuffix("-sync")
+    row, model, t, sim = _answer_and_simulation(w, system, platform, target, slo, **sync)
     assert system == "redis" or "throughput" in row.binding  # a loaded answer, not the floor
     offered = float(np.asarray(model.inputs.cfg["arrival_rate"])[0])
     assert sim["throughput_ops_s"] == pytest.approx(offered, rel=0.03)  # an open loop: what is offered
