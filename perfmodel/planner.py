@@ -59,6 +59,7 @@ def applicable(values: dict) -> dict[str, bool]:
     }
     if "system" in values:
         out["instances_per_server"] = topology_of(values["system"]) == "instances"
+        out["sync_replicas"] = topology_of(values["system"]) == "primary_replicas"
     return out
 
 
@@ -119,8 +120,11 @@ def run_plan(**values) -> tuple[pd.DataFrame, str]:
     :func:`perfmodel.size`."""
     values = {k: list(v) if k == "platforms" else v for k, v in values.items()}
     # 0: the sizing chooses; a system not deployed as instances takes none
-    if not values.get("instances_per_server") or topology_of(values.get("system", "scylla")) != "instances":
+    topo = topology_of(values.get("system", "scylla"))
+    if not values.get("instances_per_server") or topo != "instances":
         values.pop("instances_per_server", None)
+    if not values.get("sync_replicas") or topo != "primary_replicas":  # 0: asynchronous replicas
+        values.pop("sync_replicas", None)
     table = studies.size_workload(**values)
     text = studies.sizing_conclusion(
         table, target_ops_s=float(values["target_ops_s"]), slo_p99_ms=float(values["slo_p99_ms"])
@@ -251,6 +255,14 @@ def controls(**defaults) -> dict:
             max=512,
             description="instances / server",
             tooltip="0: the count that needs the fewest servers (systems deployed as instances only)",
+            **common,
+        ),
+        "sync_replicas": w.BoundedIntText(
+            value=defaults.get("sync_replicas") or 0,
+            min=0,
+            max=3,
+            description="sync replicas",
+            tooltip="replicas a commit waits for (a primary with replicas only; 0: asynchronous)",
             **common,
         ),
     }

@@ -309,3 +309,20 @@ def test_a_cluster_over_zones_needs_a_node_in_each():
     short = size(W, zones=5, max_nodes=4, **small)
     assert not short.feasible.any()
     assert short.reason.str.contains("RF 3 over 5 zones with 0 failures needs 5 servers, more than 4").all()
+
+
+def test_one_platform_per_run_gives_the_main_reports_counts():
+    """The notebook grid sizes one platform per run; the main report sizes the five together. For
+    the report's workload every platform's counts are the same either way."""
+    from perfmodel.report import SLO_P99_MS, TARGET_OPS_S
+    from perfmodel.sizing import DEFAULT_PLATFORMS
+    from perfmodel.workload import load_workload_file
+
+    spec = load_workload_file(str(Path(perfmodel.__file__).parents[1] / "data" / "workloads" /
+                                  "scylla-read-heavy.yaml"))  # fmt: skip
+    kwargs = dict(target_ops_s=TARGET_OPS_S, slo_p99_ms=SLO_P99_MS, system="scylla", interval=None)
+    together = size(spec["workload"], **kwargs).set_index(["platform", "threads_per_core"])
+    for platform in DEFAULT_PLATFORMS:
+        alone = size(spec["workload"], platforms=[platform], **kwargs)
+        alone = alone.set_index(["platform", "threads_per_core"])
+        assert alone.nodes.equals(together.loc[alone.index].nodes), platform

@@ -283,3 +283,20 @@ def test_platform_colours_are_fixed_and_distinct_within_a_plot():
     }
     other = [p for p in every if p not in sizing_view.PLATFORM_COLORS][0]
     assert sizing_view.platform_palette([other]) == {other: sizing_view.platform_color(other)}  # its own
+
+
+def test_planner_topology_controls_apply_where_the_system_has_them(capsys):
+    pytest.importorskip("ipywidgets")
+    from perfmodel.planner import applicable, run_plan, topology_text
+
+    assert applicable({"system": "redis"})["instances_per_server"]
+    assert not applicable({"system": "redis"})["sync_replicas"]
+    assert applicable({"system": "postgresql"})["sync_replicas"]
+    assert not applicable({"system": "scylla"})["instances_per_server"]
+    assert "primary_replicas" in topology_text("mysql")
+    base = dict(platforms=["x86-dl380-e5-2630v4"], target_ops_s=2e5, slo_p99_ms=20.0, dataset_gib=10.0,
+                replication_factor=1, interval=None)  # fmt: skip
+    table, _ = run_plan(system="redis", instances_per_server=2, sync_replicas=1, **base)
+    assert set(table.instances_per_server) == {2}  # fixed; the sync control does not apply and is ignored
+    table, _ = run_plan(system="postgresql", instances_per_server=4, sync_replicas=1, **base)
+    assert (table.nodes[table.feasible] >= 3).all()  # a surviving synchronous replica: N+1 is 3
