@@ -323,6 +323,13 @@ def _cmd_size(args: argparse.Namespace) -> int:
     spec = _workload_spec(args)
     if (args.target_ops is None) == (args.target is None):
         raise ValueError("--target: give one of --target (with --target-unit) and --target-ops")
+    knobs = dict(spec["knobs"])
+    for name in ("network", "device"):  # a workload file's knob pins every candidate, as the flag does
+        flag = getattr(args, name)
+        if name in knobs and flag is not None and flag != knobs[name]:
+            raise ValueError(f"--{name}: {flag!r}, but the workload file sets {name}: {knobs[name]!r}")
+        setattr(args, name, flag if flag is not None else knobs.pop(name, None))
+        knobs.pop(name, None)
     target = {"target_ops_s": args.target_ops}
     if args.target is not None:
         target = {"target": _amount(args.target, "--target"), "target_unit": args.target_unit}
@@ -342,7 +349,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
         instances_per_server=args.instances_per_server,
         sync_replicas=args.sync_replicas,
         max_nodes=args.max_nodes,
-        **spec["knobs"],
+        **knobs,
     )
     if args.format == "table":
         from perfmodel.sizing_view import table_text

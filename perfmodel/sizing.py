@@ -307,8 +307,6 @@ def size(
         settings.check("threads_per_core", smt)
         if np.ndim(smt) != 0:
             raise ValueError(f"threads_per_core: one SMT mode for a sizing, got {smt!r}")
-    if "network" in knobs:
-        raise ValueError("network: pass it as size(network=...) (--network), which pins every candidate")
     search = _Search(system, spec, w, params, terms, knobs, int(max_nodes), int(failure_tolerance),
                      float(max_utilization), float(slo_p99_ms), float(fill_limit),
                      int(sync_replicas))  # fmt: skip

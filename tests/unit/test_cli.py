@@ -254,3 +254,26 @@ def test_every_numeric_workload_field_sweeps_from_a_file(tmp_path, capsys):
     assert main(["predict", str(path), "--platform", "power8-s821lc-10c", "--format", "csv"]) == 0
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert list(frame["message_bytes"]) == [1000, 2000]
+
+
+def test_size_takes_a_target_in_planners_units_and_says_how_servers_are_deployed(capsys, tmp_path):
+    tpcc = str(WORKLOADS / "dm8-tpcc.yaml")
+    code, out, _ = run(capsys, "size", tpcc, "--target", "100k", "--target-unit", "tpmC", "--slo-p99-ms",
+                       "500", "--platform", "kunpeng-r722", "--format", "csv")  # fmt: skip
+    assert code == 0
+    table = pd.read_csv(io.StringIO(out))
+    assert table.topology.eq("primary_replicas").all()
+    assert table.throughput_target_unit[table.feasible].to_numpy() == pytest.approx(1e5)
+    code, _, err = run(capsys, "size", str(WORKLOADS / "dm8-tpcc.yaml"), "--target", "lots",
+                       "--target-unit", "tpmC", "--slo-p99-ms", "500")  # fmt: skip
+    assert code == 2 and "--target: expected a number such as 500000, 500k or 1.5M, got 'lots'" in err
+    pinned = tmp_path / "w.yaml"
+    pinned.write_text("system: scylla\nnodes: 3\nworkload: {operation: read, read_fraction: 1, "
+                      "object_bytes: 1024, dataset_gib: 10, clients: 1, replication_factor: 3}\n"
+                      "knobs: {network: eth-40g}\n")  # fmt: skip
+    code, out, _ = run(capsys, "size", str(pinned), "--target-ops", "1e5", "--slo-p99-ms", "20",
+                       "--platform", "kunpeng-r722", "--format", "csv")  # fmt: skip
+    assert code == 0 and set(pd.read_csv(io.StringIO(out)).network) == {"eth-40g"}
+    code, _, err = run(capsys, "size", str(pinned), "--target-ops", "1e5", "--slo-p99-ms", "20",
+                       "--network", "eth-10g")  # fmt: skip
+    assert code == 2 and "the workload file sets network: 'eth-40g'" in err
