@@ -153,6 +153,11 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         **knobs,
     ).drop(columns="configuration")
     _emit(frame if args.format != "table" else frame[_table_columns(frame)].round(3), args.format)
+    if args.format == "table":
+        from perfmodel.caveats import caveat
+
+        for system in sorted(set(map(str, frame["system"]))):
+            print(f"Caveat: {caveat(system, ('throughput', 'mean latency', 'tail latency'))}")
     return 0
 
 
@@ -363,6 +368,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
         print()
         print(studies.sizing_conclusion(frame, target_ops_s=frame.attrs["target_ops_s"],
                                         slo_p99_ms=args.slo_p99_ms))  # fmt: skip
+        print(f"Caveat: {frame.attrs['caveat']}")
     return 0
 
 

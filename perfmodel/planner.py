@@ -98,8 +98,11 @@ def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None)
         "font-size:11px;color:#555;margin:0 0 6px 0",
     )
     request, answer, terms = html.escape(request), html.escape(answer), html.escape(terms)
+    caveat = html.escape(table.attrs.get("caveat", ""))
     parts = [f"<p class='pm-answer' style='{answer_style}'><b>{request}</b> {answer}</p>"
-             f"<p class='pm-terms' style='{terms_style}'>{terms}</p>"]  # fmt: skip
+             f"<p class='pm-terms' style='{terms_style}'>{terms}</p>"
+             + (f"<p class='pm-caveat' style='{terms_style};color:#8a4b00'>Caveat: {caveat}</p>"
+                if caveat else "")]  # fmt: skip
     if figure is not None:
         buf = io.BytesIO()
         figure.savefig(buf, format="png", dpi=100)

@@ -74,24 +74,6 @@ def _wrap(text: str, indent: str = "   ") -> list[str]:
     return textwrap.wrap(text, SCREEN_COLUMNS, subsequent_indent=indent, break_on_hyphens=False)
 
 
-def system_caveat(system: str) -> str:
-    """The one caveat that matters for a system: its median factor error on other labs' published
-    figures (the public corpus, leave-one-source-out), or that it has none."""
-    from perfmodel import corpus
-
-    try:
-        part = corpus.summary(corpus.load(), ["system"]).set_index("system")
-    except FileNotFoundError:
-        return f"no out-of-sample record for {system}: treat the counts as a first estimate"
-    if system not in part.index:
-        return (f"no published figures of {system} from other labs were scored: treat the counts as a "
-                "first estimate")
-    r = part.loc[system]
-    return (f"on other labs' published {system} figures this model misses by a median "
-            f"{r['leave-one-source-out median']:.2f}x (leave-one-source-out, {int(r['figures'])} figures; "
-            f"zero-shot {r['zero-shot median']:.2f}x): benchmark a candidate before buying")  # fmt: skip
-
-
 def answer_screen(sized: pd.DataFrame, *, title: str) -> list[str]:
     """The sizing answer in at most :data:`SCREEN_LINES` lines of :data:`SCREEN_COLUMNS` characters:
     per platform its best SMT mode with the servers, deployment, network, p99 and busiest station;
@@ -114,7 +96,7 @@ def answer_screen(sized: pd.DataFrame, *, title: str) -> list[str]:
     conclusion = studies.sizing_conclusion(sized, target_ops_s=sized.attrs["target_ops_s"],
                                            slo_p99_ms=sized.attrs["slo_p99_ms"]).splitlines()  # fmt: skip
     lines += [""] + _wrap("Answer: " + conclusion[-1])
-    lines += _wrap("Caveat: " + system_caveat(sized.attrs["system"]))
+    lines += _wrap("Caveat: " + sized.attrs["caveat"])
     return lines
 
 

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from perfmodel import settings, topology
+from perfmodel import caveats, settings, topology
 from perfmodel.catalog import Platform, load_platform
 from perfmodel.node import predict
 from perfmodel.params import ParameterSet, load_parameters
@@ -262,7 +262,8 @@ def size(
     throughput (``throughput_ops_s`` and ``throughput_target_unit``), p99 (with its band),
     utilisation and bottleneck at that size, ``network`` and ``device`` used, ``search`` (empty,
     or what the search met), ``cost``. Sorted feasible first, fewest servers first;
-    ``attrs`` hold ``terms``, ``target`` and ``target_unit``.
+    ``attrs`` hold ``terms``, ``target``, ``target_unit`` and ``caveat`` (how far the system's
+    answers held on other labs' figures, :func:`perfmodel.caveats.caveat`).
     """
     if (target is None) == (target_ops_s is None):
         raise ValueError("target_ops_s: give exactly one of target_ops_s and target (with target_unit)")
@@ -340,7 +341,7 @@ def size(
                      slo_p99_ms=float(slo_p99_ms), max_utilization=float(max_utilization),
                      target=float(target), target_unit=target_unit, target_ops_s=float(target_ops_s),
                      topology=spec.topology, system=spec.id,
-                     failure_tolerance=int(failure_tolerance))  # fmt: skip
+                     failure_tolerance=int(failure_tolerance), caveat=caveats.caveat(spec.id))  # fmt: skip
     return out
 
 
