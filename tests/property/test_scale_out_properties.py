@@ -24,6 +24,8 @@ def _per_node_capacity(system, nodes, rf, read_fraction, **knobs):
     # weak scaling: the data per node stays the same (a cluster holding more data per node
     # would hit its caches more or less often as nodes are added, another effect)
     nodes = np.asarray(nodes, dtype=float)
+    if system == "ceph":  # a primary-copy store: no coordinator, so no token-aware knob (it is refused)
+        knobs.pop("token_aware", None)
     w = pm.Workload(read_fraction=read_fraction, object_bytes=1000, dataset_bytes=2e11 * nodes / rf,
                     replication_factor=rf, arrival_rate=OFFERED)  # fmt: skip
     out = pm.predict(PLATFORM, w, nodes=nodes, system=system, **knobs)
