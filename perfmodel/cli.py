@@ -255,9 +255,30 @@ VALIDATE_COLUMNS = ["figure_id", "source", "group", "metric", "metric_group", "u
                     "upper_50", "in_band_50", "converged", "derived", "gap"]  # fmt: skip
 
 
+def _cmd_first_look(args: argparse.Namespace) -> int:
+    from perfmodel import first_look
+
+    if args.take:
+        rows = first_look.take(args.take)
+        print(f"wrote {len(rows)} rows to {first_look.append(rows)}")
+    print("\n".join(first_look.report_lines(first_look.load())))
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from perfmodel import validation
 
+    if args.first_look:
+        from perfmodel import first_look
+
+        if args.cv or args.data or args.params or args.start or args.cached:
+            raise ValueError("--first-look: reports the first-look record alone (no --cv, --data, --params)")
+        record = first_look.load()
+        if args.format == "table":
+            print("\n".join(first_look.report_lines(record)))
+        else:
+            _emit(record, args.format)
+        return 0
     catalog = _user_catalog(args)
     data = _figures(args.data, catalog, "--data") if args.data else None
     if args.cached:
@@ -627,9 +648,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --cv: print the stored run behind docs/validation.md instead of refitting "
         "(checked for staleness; regenerate with `python -m perfmodel.calibration`)",
     )
+    val.add_argument(
+        "--first-look", action="store_true",
+        help="report the first-look record: each new source's figures as the model predicted them before "
+        "any change (data/validation/first-look.csv), by system, metric group and date",
+    )  # fmt: skip
     with_execution(val)
     with_catalog(val)
     val.set_defaults(func=_cmd_validate)
+    fl = sub.add_parser("first-look", help="record new sources' first look, and print the record")
+    fl.add_argument("--take", nargs="+", metavar="SOURCE_ID",
+                    help="record these sources' first look (their figures predicted by the model as "
+                    "committed; the record is append-only)")  # fmt: skip
+    fl.set_defaults(func=_cmd_first_look)
     sz = with_format(
         sub.add_parser("size", help="minimum nodes per platform for a throughput target and p99 SLO")
     )

@@ -1,0 +1,77 @@
+"""The first-look record (perfmodel.first_look): taken as the model is, append-only, reported."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfmodel import first_look
+from perfmodel.benchmarks import load_benchmarks
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = "libtpa-redis-doc"  # a corpus source (already in the corpus: here only to exercise the code)
+
+
+def test_a_first_look_is_the_shipped_models_prediction_of_the_sources_figures():
+    rows = first_look.take(
+        [SOURCE], commit="abc123", today="2026-11-28", record=first_look.load(Path("/nonexistent"))
+    )
+    figures = load_benchmarks()
+    mine = figures[figures.source_id == SOURCE]
+    assert list(rows.columns) == first_look.COLUMNS
+    assert sorted(rows.figure_id) == sorted(mine.figure_id)
+    assert (rows.commit == "abc123").all() and (rows.recorded_on == "2026-11-28").all()
+    assert (rows.params == "calibrated").all()
+    scored = rows.dropna(subset=["factor_error"])
+    ratio = np.exp(np.abs(np.log(scored.predicted_si / scored.value_si)))  # a plain metric: the factor
+    assert scored.factor_error.to_numpy() == pytest.approx(ratio.to_numpy(), rel=1e-9)
+    assert (scored.factor_error >= 1).all()
+
+
+def test_a_source_is_looked_at_once_and_must_exist():
+    record = pd.DataFrame({"source_id": [SOURCE]})
+    with pytest.raises(ValueError, match="already has a first look"):
+        first_look.take([SOURCE], commit="x", record=record)
+    with pytest.raises(ValueError, match="no-such-source has no recorded figures"):
+        first_look.take(["no-such-source"], commit="x", record=first_look.load(Path("/nonexistent")))
+
+
+def test_append_keeps_every_row_and_writes_one_header(tmp_path):
+    path = tmp_path / "first-look.csv"
+    a = first_look.take([SOURCE], commit="c1", today="2026-11-28", record=first_look.load(path))
+    first_look.append(a, path)
+    first_look.append(a.assign(commit="c2"), path)
+    text = path.read_text().splitlines()
+    assert text[0] == ",".join(first_look.COLUMNS) and len(text) == 1 + 2 * len(a)
+    back = first_look.load(path)
+    assert list(back.commit.unique()) == ["c1", "c2"]
+    lines = first_look.report_lines(back)
+    assert lines[0].startswith(f"first look: {2 * len(a)} figures of 1 sources")
+    assert any("redis / throughput" in line for line in lines)
+
+
+def test_the_record_is_append_only_in_the_history():
+    """Every committed version of the record is a prefix of today's: no row is ever edited or removed."""
+    rel = "data/validation/first-look.csv"
+    try:
+        commits = subprocess.run(["git", "log", "--format=%H", "--", rel], cwd=ROOT, check=True,
+                                 capture_output=True, text=True).stdout.split()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the history cannot be read")
+    now = (ROOT / rel).read_text(encoding="utf-8").splitlines()
+    for commit in commits:
+        old = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=ROOT, capture_output=True, text=True)
+        if old.returncode:  # the commit deleted it: that is an edit too
+            pytest.fail(f"{commit[:10]} removed {rel}")
+        lines = old.stdout.splitlines()
+        assert now[: len(lines)] == lines, f"{commit[:10]}'s rows were changed since"
+
+
+def test_the_model_must_be_committed_to_be_looked_at(monkeypatch):
+    monkeypatch.setattr(first_look, "_git", lambda *a: " M perfmodel/chain.py\n" if a[0] == "status" else "x")
+    with pytest.raises(ValueError, match="the model differs from HEAD"):
+        first_look.current_commit()
