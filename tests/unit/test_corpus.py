@@ -199,9 +199,15 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 7.65, "ceph": 1.41, "fio": 2.31, "memcached": 1.22, "mysql": 1.33, "opengauss": 1.16,
+    "cassandra": 7.65, "ceph": 1.47, "fio": 2.32, "memcached": 1.22, "mysql": 1.33, "opengauss": 1.16,
     "postgresql": 1.15, "redis": 1.27, "rocksdb": 5.48, "scylla": 2.25,
 }  # fmt: skip
+# raised 2026-11-28, no model change: Ceph 1.41 -> 1.47 (1.4054 -> 1.4620) and fio 2.31 -> 2.32
+# (2.3037 -> 2.3155) because figures that never were out of sample stopped being scored as if they
+# were (issue 37's bookkeeping, corpus.not_out_of_sample): the 21 figures of the RHCS 3.2 Part 3 post,
+# whose lab (rhcs32-bluestore-lab) the shipped fit was fitted on (held out 1.12x), and the wanghenshui
+# fio figure the Kioxia RC20's read IOPS were derived from (1.01x). The first-look record, not this
+# ratchet, measures model progress from now on (docs/validation.md).
 # lowered 2026-11-24 (third session, last): memcached 1.36 -> 1.22 (1.3574 -> 1.2196) when an event-loop
 # store's waits got the spread of its order of service (spec wait_scv 0.30, the median of five other
 # labs' closed-loop key-value runs; it moves no mean): sevmc held out 1.52 -> 1.19 (its p99s 0.50x ->
