@@ -48,6 +48,7 @@ def record() -> pd.DataFrame:
     except FileNotFoundError:
         columns = ["system", "group", "figures", "sources", "median_factor", "band_coverage"]
         return pd.DataFrame(columns=columns)
+    table = table[table["reason"] == ""]  # predicted and out of sample (corpus.not_out_of_sample)
     table = table.assign(group=table["metric"].map(GROUP_OF)).dropna(subset=["group", "loso_factor"])
     grouped = table.groupby(["system", "group"])
     return pd.DataFrame(

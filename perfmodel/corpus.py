@@ -162,6 +162,29 @@ def fit_system(system: str, figures: pd.DataFrame, start: ParameterSet):
         raise
 
 
+def not_out_of_sample(data: pd.DataFrame, reasons, params: ParameterSet) -> list[str]:
+    """``reasons`` with, where empty, why a figure cannot score the model out of sample: a catalog
+    number or prior was derived from it (``derived_from``, :func:`perfmodel.validation.derived_figures`),
+    or its lab (``group``) is one the shipped fit was fitted on (the seed documents' context). Such
+    figures keep their predictions but stay out of every summary (``reason`` not empty)."""
+    from perfmodel.benchmarks import calibration_benchmarks
+    from perfmodel.validation import derived_figures
+
+    derived = derived_figures(data.reset_index(drop=True), params)
+    fitted_labs = set(calibration_benchmarks()["group"].dropna())
+    out = []
+    for reason, what, group in zip(reasons, derived, data["group"], strict=True):
+        if reason:
+            out.append(reason)
+        elif what:
+            out.append(f"not out of sample: {what} was derived from it")
+        elif group in fitted_labs:
+            out.append(f"not out of sample: its lab ({group}) is one the shipped fit was fitted on")
+        else:
+            out.append("")
+    return out
+
+
 def run(progress: bool = True) -> pd.DataFrame:
     """Every corpus figure with its zero-shot, leave-one-source-out and in-sample predictions.
 
@@ -207,6 +230,7 @@ def run(progress: bool = True) -> pd.DataFrame:
     for col in ("loso", "in_sample"):
         tmp = out.assign(predicted=out[col])
         out[f"{col}_factor"] = _errors(tmp)
+    out["reason"] = not_out_of_sample(data, out["reason"].to_numpy(), start)
     out["loso_in_band90"] = _in_band(out, "loso", 0.9)
     out["family"] = [platform_family(p) for p in out["platform_id"]]
     out["corpus_system"] = ~seed
