@@ -268,6 +268,17 @@ def _cmd_first_look(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from perfmodel import validation
 
+    if args.by_lab:
+        from perfmodel import labs
+
+        if args.cv or args.data or args.params or args.start or args.cached or args.first_look:
+            raise ValueError("--by-lab: reports the stored runs by lab alone (no --cv, --data, --params)")
+        table = labs.held_out()
+        if args.format == "table":
+            print(labs.markdown(table))
+        else:
+            _emit(table, args.format)
+        return 0
     if args.first_look:
         from perfmodel import first_look
 
@@ -648,6 +659,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --cv: print the stored run behind docs/validation.md instead of refitting "
         "(checked for staleness; regenerate with `python -m perfmodel.calibration`)",
     )
+    val.add_argument(
+        "--by-lab", action="store_true",
+        help="the stored out-of-sample runs by lab, seeds and corpus together: the median of lab medians, "
+        "its p90 over labs and the pooled median, by system and metric group",
+    )  # fmt: skip
     val.add_argument(
         "--first-look", action="store_true",
         help="report the first-look record: each new source's figures as the model predicted them before "

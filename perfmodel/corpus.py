@@ -444,7 +444,10 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - exerci
     print(f"wrote {path}")
     docs = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
     text = docs.read_text(encoding="utf-8")
-    docs.write_text(replace_block(text, "corpus", markdown(table)), encoding="utf-8")
+    from perfmodel import labs
+
+    text = replace_block(text, "corpus", markdown(table))
+    docs.write_text(replace_block(text, "labs", labs.markdown()), encoding="utf-8")
     print(f"wrote {docs}")
     print(markdown(table))
     return 0

@@ -306,6 +306,9 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
             ]
         )
     )
+    from perfmodel import labs
+
+    blocks["labs"] = labs.markdown()  # the headline: seeds' labs from the stored group run, corpus labs
     return blocks
 
 

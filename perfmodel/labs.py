@@ -1,0 +1,112 @@
+"""The model's out-of-sample error counted by lab, seeds and corpus together.
+
+A lab (benchmark column ``group``: sources sharing a testbed or an author series) is the unit a
+planner's own measurements resemble, and one lab's many figures must not stand for the rest: the
+seeds' leave-one-group-out headline of about 1.2x was one Ceph lab's 1.17x on 92 of 123 figures.
+This module pools every held-out figure the project has a stored run for, with the lab it came
+from -- the seed labs from the leave-one-group-out refits (``data/validation/cv-group.json``:
+every seed lab held out of the fit), the corpus labs from the corpus run
+(``perfmodel/parameters/corpus-run.json``: a corpus system's own lab held out of its fit, a seed
+system's never in it) -- and reports per system and metric group the **median of lab medians**,
+its 90th percentile over labs, and the pooled median beside it.
+
+What this is not: the figures of a corpus lab still shaped the model's structure (its mechanisms
+were built looking at them); the first-look record (:mod:`perfmodel.first_look`) is the measure of
+that. Figures that are not out of sample (derived from, or from the fit's own lab) and refits
+that did not converge are left out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["held_out", "lab_medians", "markdown"]
+
+
+def held_out() -> pd.DataFrame:
+    """One row per held-out figure: ``lab``, ``system``, ``metric_group``, ``factor_error`` (>= 1),
+    ``in_band90`` (1 / 0 / NaN) and ``origin`` (``seed cv-group`` or ``corpus``)."""
+    from perfmodel import corpus, discrepancy
+    from perfmodel.benchmarks import load_benchmarks
+    from perfmodel.units import UNITS
+    from perfmodel.validation_runs import load_cv
+
+    systems = load_benchmarks().set_index("figure_id")["system"]
+    seeds = load_cv("group")
+    keep = (seeds["derived"] == "") & seeds["converged"].astype(bool) & np.isfinite(seeds["factor_error"])
+    seeds = seeds[keep]
+    seed_rows = pd.DataFrame({
+        "lab": seeds["group"].to_numpy(),
+        "system": systems.reindex(seeds["figure_id"]).to_numpy(),
+        "metric_group": seeds["metric_group"].to_numpy(),
+        "factor_error": seeds["factor_error"].to_numpy(float),
+        "in_band90": seeds["in_band"].astype(float).to_numpy(),
+        "origin": "seed cv-group",
+    })  # fmt: skip
+    table = corpus.load()
+    table = table[(table["reason"] == "") & np.isfinite(table["loso_factor"])]
+    groups = [
+        discrepancy.metric_group(m, UNITS[u].dimension in ("ratio", "pct_change"), "client")
+        for m, u in zip(table["metric"], table["unit"], strict=True)
+    ]
+    corpus_rows = pd.DataFrame({
+        "lab": table["group"].to_numpy(),
+        "system": table["system"].to_numpy(),
+        "metric_group": groups,
+        "factor_error": table["loso_factor"].to_numpy(float),
+        "in_band90": table["loso_in_band90"].to_numpy(float),
+        "origin": "corpus",
+    })  # fmt: skip
+    return pd.concat([seed_rows, corpus_rows], ignore_index=True)
+
+
+def lab_medians(table: pd.DataFrame, by=("system",)) -> pd.DataFrame:
+    """Per ``by``: ``labs``, ``figures``, the ``median_of_lab_medians`` and its ``p90_over_labs``
+    (each lab's median factor error first, then their median and 90th percentile), the
+    ``pooled_median`` over figures, and the 90% band's ``coverage`` (pooled)."""
+    by = list(by)
+    per_lab = table.groupby([*by, "lab"])["factor_error"].median().rename("lab_median").reset_index()
+    if not by:
+        return pd.DataFrame([{
+            "labs": per_lab["lab"].nunique(), "figures": len(table),
+            "median_of_lab_medians": per_lab["lab_median"].median(),
+            "p90_over_labs": per_lab["lab_median"].quantile(0.9),
+            "pooled_median": table["factor_error"].median(),
+            "coverage": np.nanmean(table["in_band90"]),
+        }])  # fmt: skip
+    grouped = table.groupby(by)
+    labs = per_lab.groupby(by)["lab_median"]
+    return pd.DataFrame(
+        {
+            "labs": labs.size(),
+            "figures": grouped.size(),
+            "median_of_lab_medians": labs.median(),
+            "p90_over_labs": labs.quantile(0.9),
+            "pooled_median": grouped["factor_error"].median(),
+            "coverage": grouped["in_band90"].mean(),
+        }
+    ).reset_index()
+
+
+def markdown(table: pd.DataFrame | None = None) -> str:
+    """docs/validation.md's lead: overall, by system, by metric group (factor errors)."""
+    table = held_out() if table is None else table
+
+    def fmt(frame: pd.DataFrame, keys: list[str]) -> list[str]:
+        head = [*keys, "labs", "figures", "median of lab medians", "p90 over labs", "pooled median",
+                "in 90% band"]  # fmt: skip
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in frame.itertuples(index=False):
+            vals = [str(getattr(r, k)) for k in keys] + [
+                str(r.labs), str(r.figures), f"{r.median_of_lab_medians:.2f}x", f"{r.p90_over_labs:.2f}x",
+                f"{r.pooled_median:.2f}x", f"{r.coverage:.0%}" if np.isfinite(r.coverage) else "-",
+            ]  # fmt: skip
+            lines.append("| " + " | ".join(vals) + " |")
+        return lines
+
+    out = ["**All labs**", "", *fmt(lab_medians(table, ()), []), "",
+           "**By system**", "", *fmt(lab_medians(table, ("system",)), ["system"]), "",
+           "**By metric group**", "",
+           *fmt(lab_medians(table, ("metric_group",)), ["metric_group"])]  # fmt: skip
+    return "\n".join(out)
