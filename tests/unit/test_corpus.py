@@ -199,9 +199,13 @@ def test_corpus_systems_meet_the_leave_one_source_out_target(system, stored, req
 #: leave-one-source-out medians reached on 2026-11-23 (docs/validation.md): a ratchet -- lower a bound
 #: when a mechanism improves a system, never raise one without recording why in docs/validation.md
 LOSO_REACHED = {
-    "cassandra": 7.65, "ceph": 1.47, "fio": 2.32, "memcached": 1.22, "mysql": 1.33, "opengauss": 1.16,
+    "cassandra": 10.06, "ceph": 1.47, "fio": 2.32, "memcached": 1.22, "mysql": 1.33, "opengauss": 1.16,
     "postgresql": 1.15, "redis": 1.27, "rocksdb": 5.48, "scylla": 2.25,
 }  # fmt: skip
+# raised 2026-11-28, no model change: Cassandra 7.65 -> 10.06 (7.6412 -> 10.0529) with a new source,
+# armlp-cassandra-gcp-c4a (Arm Learning Paths, cassandra-stress on a 4-vCPU GCP VM), whose first look
+# (data/validation/first-look.csv, commit 51e329d) is a median 19.8x: the model predicts 51-126 k ops/s
+# where 4.3-10.7 k were printed. A source added is what the corpus is for; its miss is kept.
 # raised 2026-11-28, no model change: Ceph 1.41 -> 1.47 (1.4054 -> 1.4620) and fio 2.31 -> 2.32
 # (2.3037 -> 2.3155) because figures that never were out of sample stopped being scored as if they
 # were (issue 37's bookkeeping, corpus.not_out_of_sample): the 21 figures of the RHCS 3.2 Part 3 post,
