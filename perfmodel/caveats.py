@@ -18,22 +18,14 @@ import functools
 import numpy as np
 import pandas as pd
 
+from perfmodel import discrepancy
+
 __all__ = ["THRESHOLD", "caveat", "record"]
 
 #: a median factor error above this earns a caveat
 THRESHOLD = 1.5
-#: recorded metric -> metric group (perfmodel.discrepancy's groups; p99.9 is a tail too)
-GROUP_OF = {
-    "throughput": "throughput",
-    "iops": "throughput",
-    "tpmc": "throughput",
-    "bandwidth": "throughput",
-    "time_per_op": "throughput",
-    "latency_mean": "mean latency",
-    "latency_p95": "tail latency",
-    "latency_p99": "tail latency",
-    "latency_p999": "tail latency",
-}
+#: recorded metric -> metric group: perfmodel.discrepancy's client groups, and p99.9 as a tail too
+GROUP_OF = {**discrepancy._CLIENT_GROUPS, "latency_p999": "tail latency"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -252,22 +252,17 @@ def controls(**defaults) -> dict:
             description="max utilisation",
             **common,
         ),
-        "instances_per_server": w.BoundedIntText(
-            value=defaults.get("instances_per_server") or 0,
-            min=0,
-            max=512,
-            description="instances / server",
-            tooltip="0: the count that needs the fewest servers (systems deployed as instances only)",
-            **common,
-        ),
-        "sync_replicas": w.BoundedIntText(
-            value=defaults.get("sync_replicas") or 0,
-            min=0,
-            max=3,
-            description="sync replicas",
-            tooltip="replicas a commit waits for (a primary with replicas only; 0: asynchronous)",
-            **common,
-        ),
+        # the deployment's counts: 0 lets the sizing choose / means asynchronous replicas
+        **{
+            name: w.BoundedIntText(value=defaults.get(name) or 0, min=0, max=most, description=label,
+                                   tooltip=tip, **common)
+            for name, most, label, tip in (
+                ("instances_per_server", 512, "instances / server",
+                 "0: the count that needs the fewest servers (systems deployed as instances only)"),
+                ("sync_replicas", 3, "sync replicas",
+                 "replicas a commit waits for (a primary with replicas only; 0: asynchronous)"),
+            )
+        },  # fmt: skip
     }
 
 
