@@ -559,6 +559,7 @@ class _Search:
 
             first = first_true(np.full(2 * n, self.least), np.full(2 * n, hi_s), test).reshape(n, 2)
             found = {name: first[:, j] for j, name in enumerate(names)}
+            self._prefetch(found, hi_s)
         rows = []
         for group in self.groups:
             answers = [self._answer(i, found, hi_s) for i in group]
@@ -566,6 +567,20 @@ class _Search:
             rows.append(min(feasible, key=lambda a: (a["nodes"], a["instances_per_server"])) if feasible
                         else max(answers, key=lambda a: a["instances_per_server"]))  # fmt: skip
         return rows + self.refusals
+
+    def _prefetch(self, found: dict, hi_s: int) -> None:
+        """Predict in one call what every candidate's answer reads: its count and one fewer, or the
+        largest count where none works (the answers then find them in the cache)."""
+        idx, counts = [], []
+        for i, c in enumerate(self.candidates):
+            firsts = [found[k][i] for k in ("throughput", "slo")]
+            s = max([self.least, self.servers_for_capacity(c)] + [v if v >= 0 else math.inf for v in firsts])
+            for count in ((hi_s,) if not math.isfinite(s) or s > hi_s else (int(s), int(s) - 1)):
+                if count >= self.least:
+                    idx.append(i)
+                    counts.append(count)
+        if idx:
+            self.evaluate(np.array(idx), np.array(counts))
 
     def _answer(self, i: int, found: dict, hi_s: int) -> dict:
         c = self.candidates[i]
