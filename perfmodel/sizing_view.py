@@ -257,8 +257,10 @@ def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
     level = table.attrs.get("interval")
     head = ["", "candidate", "nodes" + (f" ({level:.0%} range)" if level else ""), "deploy", "network",
             "p99 [ms]" + (f" ({level:.0%} band)" if level else ""), "busiest", ""]  # fmt: skip
-    cells = "".join(f"<th style='text-align:{a};padding:2px 8px'>{html.escape(h)}</th>"
-                    for h, a in zip(head, _ALIGN, strict=True))  # fmt: skip
+    # the deployment column only where a row has one (instances per server, primary + replicas)
+    keep = [i for i, h in enumerate(head) if h != "deploy" or frame["deploy"].astype(bool).any()]
+    cells = "".join(f"<th style='text-align:{_ALIGN[i]};padding:2px 8px'>{html.escape(head[i])}</th>"
+                    for i in keep)  # fmt: skip
     body, notes = [], []
     for k, (row, r) in enumerate(zip(frame.to_dict("records"), cand.itertuples(index=False), strict=True)):
         color = smt_color(r.threads_per_core)
@@ -277,8 +279,7 @@ def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
             + [html.escape(row["busiest"])]
             + [mark]
         )
-        tds = "".join(f"<td style='padding:2px 8px;text-align:{a}'>{v}</td>"
-                      for v, a in zip(vals, _ALIGN, strict=True))  # fmt: skip
+        tds = "".join(f"<td style='padding:2px 8px;text-align:{_ALIGN[i]}'>{vals[i]}</td>" for i in keep)
         body.append(f"<tr class='pm-row' title='{html.escape(note, quote=True)}'{style}>{tds}</tr>")
     return (
         "<table class='pm-sizing' style='border-collapse:collapse;font-size:12px'>"

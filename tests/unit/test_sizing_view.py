@@ -300,3 +300,18 @@ def test_planner_topology_controls_apply_where_the_system_has_them(capsys):
     assert set(table.instances_per_server) == {2}  # fixed; the sync control does not apply and is ignored
     table, _ = run_plan(system="postgresql", instances_per_server=4, sync_replicas=1, **base)
     assert (table.nodes[table.feasible] >= 3).all()  # a surviving synchronous replica: N+1 is 3
+
+
+def test_the_tables_show_how_servers_are_deployed_where_the_system_has_a_deployment():
+    import perfmodel
+    from perfmodel.sizing import size
+    from perfmodel.sizing_view import table_html, table_text
+
+    kv = perfmodel.Workload(operation="mixed", read_fraction=0.9, object_bytes=100, dataset_bytes=50 * 2**30,
+                            clients=1)  # fmt: skip
+    redis = size(kv, target_ops_s=2e6, slo_p99_ms=1, system="redis", platforms=["x86-epyc-9654-2s"],
+                 interval=None)  # fmt: skip
+    assert "16 instances each" in table_html(redis) and "16 instances each" in table_text(redis)
+    scylla = size(kv, target_ops_s=2e5, slo_p99_ms=1, system="scylla", platforms=["x86-epyc-9654-2s"],
+                  interval=None)  # fmt: skip
+    assert "deploy" not in table_html(scylla) and "deploy" not in table_text(scylla).splitlines()[0]
