@@ -28,6 +28,15 @@ THRESHOLD = 1.5
 GROUP_OF = {**discrepancy._CLIENT_GROUPS, "latency_p999": "tail latency"}
 
 
+def metric_groups(metrics, units) -> list[str]:
+    """Each corpus figure's metric group (every corpus figure is client-level): ``ratios`` for a
+    figure given relative to a baseline, else :data:`GROUP_OF` (``device-level`` for the rest)."""
+    from perfmodel.units import UNITS
+
+    return ["ratios" if UNITS[u].dimension in ("ratio", "pct_change") else GROUP_OF.get(m, "device-level")
+            for m, u in zip(metrics, units, strict=True)]  # fmt: skip
+
+
 @functools.lru_cache(maxsize=1)
 def record() -> pd.DataFrame:
     """Per system and metric group: ``figures``, ``sources``, ``median_factor`` (leave-one-source-out
@@ -41,7 +50,7 @@ def record() -> pd.DataFrame:
         columns = ["system", "group", "figures", "sources", "median_factor", "band_coverage"]
         return pd.DataFrame(columns=columns)
     table = table[table["reason"] == ""]  # predicted and out of sample (corpus.not_out_of_sample)
-    table = table.assign(group=table["metric"].map(GROUP_OF)).dropna(subset=["group", "loso_factor"])
+    table = table.assign(group=metric_groups(table["metric"], table["unit"])).dropna(subset=["loso_factor"])
     grouped = table.groupby(["system", "group"])
     return pd.DataFrame(
         {

@@ -27,9 +27,8 @@ __all__ = ["held_out", "lab_medians", "markdown"]
 def held_out() -> pd.DataFrame:
     """One row per held-out figure: ``lab``, ``system``, ``metric_group``, ``factor_error`` (>= 1),
     ``in_band90`` (1 / 0 / NaN) and ``origin`` (``seed cv-group`` or ``corpus``)."""
-    from perfmodel import corpus, discrepancy
+    from perfmodel import caveats, corpus
     from perfmodel.benchmarks import load_benchmarks
-    from perfmodel.units import UNITS
     from perfmodel.validation_runs import load_cv
 
     systems = load_benchmarks().set_index("figure_id")["system"]
@@ -46,10 +45,7 @@ def held_out() -> pd.DataFrame:
     })  # fmt: skip
     table = corpus.load()
     table = table[(table["reason"] == "") & np.isfinite(table["loso_factor"])]
-    groups = [
-        discrepancy.metric_group(m, UNITS[u].dimension in ("ratio", "pct_change"), "client")
-        for m, u in zip(table["metric"], table["unit"], strict=True)
-    ]
+    groups = caveats.metric_groups(table["metric"], table["unit"])
     corpus_rows = pd.DataFrame({
         "lab": table["group"].to_numpy(),
         "system": table["system"].to_numpy(),

@@ -487,9 +487,8 @@ class _Search:
         ``cache_share_of_ram`` for an in-memory store."""
         if self.spec.dataset_in == "memory":
             return server.ram_bytes * self.spec.parameter(self.values, "cache_share_of_ram")
-        own = max(server.storage, key=lambda s: s.count * server.device_spec(s.device).capacity_bytes)
-        return float(server.device_spec(self.terms["devices"][server.id]).capacity_bytes * own.count) * \
-            self.fill_limit  # fmt: skip
+        count = next(s.count for s in server.storage if s.device == _own_device(server))
+        return server.device_spec(self.terms["devices"][server.id]).capacity_bytes * count * self.fill_limit
 
     # ---------------------------------------------------------------- closed forms
     def servers_for_capacity(self, c: _Candidate) -> float:
