@@ -245,6 +245,27 @@ class PlannerPage:
     def text(self) -> str:
         return self.output.text
 
+    def busy(self) -> bool:
+        """The planner's busy line shows (a plan is being computed) or the kernel is not idle."""
+        shown = self.root.find_elements("css selector", ".pm-busy")
+        return bool([el for el in shown if el.text.strip()]) or not self._kernel_idle()
+
+    def snapshot(self, timeout_s: float = 120) -> tuple[str, bytes, dict[str, str]]:
+        """(text, plot PNG, swatches) of one settled plan: the kernel idle, no plan being computed,
+        and the same text and PNG read before and after the swatches (so the three come from one
+        rendering, never from a plan replaced between two reads)."""
+
+        def settled():
+            if self.busy():
+                return None
+            text, png = self.text(), self.plot_png()
+            swatches = self.swatches()
+            if self.busy() or self.text() != text or self.plot_png() != png:
+                return None
+            return text, png, swatches
+
+        return self.lab.wait(settled, "a settled plan (kernel idle, same text and plot twice)", timeout_s)
+
     def wait_plan(self, needle: str, timeout_s: float = 120):
         """Wait until the planner's output shows ``needle`` and a fresh table."""
 
@@ -344,6 +365,21 @@ def bar_colours(png: bytes, colours: dict[int, str], min_run: int = 8, min_heigh
                 bars.append(row_colour[start])
             start = y
     return bars
+
+
+def colour_census(png: bytes, colours: dict[int, str]) -> dict:
+    """What a plot PNG holds, for a failure message: its size in pixels and, per key of
+    ``colours``, how many pixels of the left 55% have exactly that colour."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    rgb = np.round(mpimg.imread(io.BytesIO(png), format="png")[..., :3] * 255).astype(int)
+    left = rgb[:, : int(rgb.shape[1] * 0.55)]
+    counts = {
+        k: int(np.all(left == np.array([int(h[i : i + 2], 16) for i in (1, 3, 5)]), axis=-1).sum())
+        for k, h in colours.items()
+    }
+    return {"shape": rgb.shape, "pixels_per_key": counts}
 
 
 def fresh_folder(path: Path) -> Path:

@@ -53,7 +53,7 @@ def test_planner_in_a_real_browser(tmp_path):
         page = browser.PlannerPage(lab)
         page.run_all()
         assert "Sizing for 1,000,000 ops/s at p99 <= 20 ms" in page.text()
-        states = {"defaults": (page.text(), page.plot_png(), page.swatches())}
+        states = {"defaults": page.snapshot()}
 
         # controls that do not apply are disabled, and enabled again
         assert not page.disabled("Zipf exponent")
@@ -69,11 +69,11 @@ def test_planner_in_a_real_browser(tmp_path):
 
         page.set_slider("target [ops/s]", "1e7")
         page.wait_plan("Sizing for 10,000,000 ops/s at p99 <= 20 ms")
-        states["high target"] = (page.text(), page.plot_png(), page.swatches())
+        states["high target"] = page.snapshot()
 
         page.set_slider("p99 SLO [ms]", "0.1")
         page.wait_plan("No candidate meets every constraint")
-        states["infeasible"] = (page.text(), page.plot_png(), page.swatches())
+        states["infeasible"] = page.snapshot()
 
         errors, console = page.errors(), lab.console_errors()
     assert not errors, errors
@@ -95,4 +95,8 @@ def test_planner_in_a_real_browser(tmp_path):
         feasible = [
             _smt(c) for c, line in zip(swatches, _rows(text), strict=True) if "infeasible" not in line
         ]
-        assert browser.bar_colours(png, SMT_COLORS) == feasible, name
+        bars = browser.bar_colours(png, SMT_COLORS)
+        if bars != feasible:  # keep what the browser showed, to look at
+            (tmp_path / f"{name.replace(' ', '-')}.png").write_bytes(png)
+            (tmp_path / f"{name.replace(' ', '-')}.txt").write_text(text)
+        assert bars == feasible, (name, browser.colour_census(png, SMT_COLORS), text, str(tmp_path))
