@@ -401,6 +401,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
         print(studies.sizing_conclusion(frame, target_ops_s=frame.attrs["target_ops_s"],
                                         slo_p99_ms=args.slo_p99_ms))  # fmt: skip
         print(f"Caveat: {frame.attrs['caveat']}")
+        if frame.attrs.get("range_note"):
+            print(f"Range: {frame.attrs['range_note']}")
     return 0
 
 
@@ -703,7 +705,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--network", default=None, help="network id for every candidate (default: each candidate its own)"
     )
     sz.add_argument(
-        "--instances-per-server", type=int, default=None,
+        "--instances-per-server",
+        type=int,
+        default=None,
         help="instances per server for a system deployed as instances (Redis, memcached; default: the "
         "count that needs the fewest servers)",
     )

@@ -55,8 +55,9 @@ def current_commit() -> str:
     corpus CSV, new hardware files) may be untracked."""
     changed = _git("status", "--porcelain", "--untracked-files=no", "--", *MODEL_PATHS).strip()
     if changed:
-        raise ValueError(f"first look: the model differs from HEAD (commit or stash first): "
-                         f"{' '.join(changed.split())}")
+        raise ValueError(
+            f"first look: the model differs from HEAD (commit or stash first): {' '.join(changed.split())}"
+        )
     return _git("rev-parse", "HEAD").strip()
 
 
@@ -72,8 +73,9 @@ def take(source_ids: Sequence[str], *, commit: str | None = None, today: str | N
     record = load() if record is None else record
     again = sorted(set(source_ids) & set(record["source_id"]))
     if again:
-        raise ValueError(f"source_id: {', '.join(again)} already has a first look (the record is "
-                         "append-only)")
+        raise ValueError(
+            f"source_id: {', '.join(again)} already has a first look (the record is append-only)"
+        )
     figures = load_benchmarks()
     rows = figures[figures["source_id"].isin(source_ids)]
     missing = sorted(set(source_ids) - set(rows["source_id"]))
@@ -85,11 +87,18 @@ def take(source_ids: Sequence[str], *, commit: str | None = None, today: str | N
     out["factor_error"] = corpus._errors(out)
     out["value_si"] = rows["value_si"].to_numpy()
     out["predicted_si"] = out["predicted"]
-    out["in_band90"] = corpus._in_band(out, "predicted", 0.9)
     out["metric_group"] = [
         discrepancy.metric_group(m, UNITS[u].dimension in ("ratio", "pct_change"), lv)
         for m, u, lv in zip(out["metric"], out["unit"], out["level"], strict=True)
     ]
+    # the 90% band predict gives: the shipped discrepancy's, and at least the band a new lab fell in
+    from perfmodel import lab_bands
+
+    lab_half = np.array([lab_bands.half_width(s, g, 0.9) for s, g in zip(out["system"], out["metric_group"],
+                                                                          strict=True)])  # fmt: skip
+    inside = np.log(out["factor_error"].to_numpy(float)) <= lab_half
+    out["in_band90"] = np.where(np.isfinite(out["factor_error"].to_numpy(float)),
+                                np.fmax(corpus._in_band(out, "predicted", 0.9), inside), np.nan)  # fmt: skip
     out["params"] = params.name
     out["commit"] = commit
     out["recorded_on"] = today or dt.date.today().isoformat()

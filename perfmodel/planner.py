@@ -99,10 +99,13 @@ def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None)
     )
     request, answer, terms = html.escape(request), html.escape(answer), html.escape(terms)
     caveat = html.escape(table.attrs.get("caveat", ""))
+    range_note = html.escape(table.attrs.get("range_note", ""))
     parts = [f"<p class='pm-answer' style='{answer_style}'><b>{request}</b> {answer}</p>"
              f"<p class='pm-terms' style='{terms_style}'>{terms}</p>"
              + (f"<p class='pm-caveat' style='{terms_style};color:#8a4b00'>Caveat: {caveat}</p>"
-                if caveat else "")]  # fmt: skip
+                if caveat else "")
+             + (f"<p class='pm-range' style='{terms_style};color:#8a4b00'>Range: {range_note}</p>"
+                if range_note else "")]  # fmt: skip
     if figure is not None:
         buf = io.BytesIO()
         figure.savefig(buf, format="png", dpi=100)
@@ -254,13 +257,22 @@ def controls(**defaults) -> dict:
         ),
         # the deployment's counts: 0 lets the sizing choose / means asynchronous replicas
         **{
-            name: w.BoundedIntText(value=defaults.get(name) or 0, min=0, max=most, description=label,
-                                   tooltip=tip, **common)
+            name: w.BoundedIntText(
+                value=defaults.get(name) or 0, min=0, max=most, description=label, tooltip=tip, **common
+            )
             for name, most, label, tip in (
-                ("instances_per_server", 512, "instances / server",
-                 "0: the count that needs the fewest servers (systems deployed as instances only)"),
-                ("sync_replicas", 3, "sync replicas",
-                 "replicas a commit waits for (a primary with replicas only; 0: asynchronous)"),
+                (
+                    "instances_per_server",
+                    512,
+                    "instances / server",
+                    "0: the count that needs the fewest servers (systems deployed as instances only)",
+                ),
+                (
+                    "sync_replicas",
+                    3,
+                    "sync replicas",
+                    "replicas a commit waits for (a primary with replicas only; 0: asynchronous)",
+                ),
             )
         },  # fmt: skip
     }

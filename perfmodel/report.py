@@ -86,8 +86,9 @@ def answer_screen(sized: pd.DataFrame, *, title: str) -> list[str]:
     cols = [c for c in cols if c != "deploy" or frame[c].astype(bool).any()]
     widths = {c: max(len(c), *(len(str(v)) for v in frame[c])) for c in cols}
     lines = _wrap(title, "")
-    lines += _wrap(f"({sized.attrs['terms']}; servers with the model's {sized.attrs['interval']:.0%} "
-                   f"range; N+{sized.attrs['failure_tolerance']})", " ") + [""]  # fmt: skip
+    level = sized.attrs.get("interval")
+    ranged = f"servers with the model's {level:.0%} range; " if level else ""
+    lines += _wrap(f"({sized.attrs['terms']}; {ranged}N+{sized.attrs['failure_tolerance']})", " ") + [""]
     lines.append("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
     lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols).rstrip() for r in frame.to_dict("records")]
     for r in frame.to_dict("records"):
@@ -97,6 +98,8 @@ def answer_screen(sized: pd.DataFrame, *, title: str) -> list[str]:
                                            slo_p99_ms=sized.attrs["slo_p99_ms"]).splitlines()  # fmt: skip
     lines += [""] + _wrap("Answer: " + conclusion[-1])
     lines += _wrap("Caveat: " + sized.attrs["caveat"])
+    if sized.attrs.get("range_note"):
+        lines += _wrap("Range: " + sized.attrs["range_note"])
     return lines
 
 

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from perfmodel import caveats, settings, topology
+from perfmodel import caveats, lab_bands, settings, topology
 from perfmodel.catalog import Platform, load_platform
 from perfmodel.node import predict
 from perfmodel.params import ParameterSet, load_parameters
@@ -238,7 +238,10 @@ def size(
     failure_tolerance : servers that may be down while the targets still hold.
     fill_limit : usable share of raw drive capacity [-].
     max_nodes : most servers considered (up to 100,000).
-    interval : level of the p99 band and of the count's range (None: neither).
+    interval : level of the p99 band and of the count's range (None: neither). The
+        range is left out (NaN) when the band a new lab's figures fall in at that level is
+        wider than a factor of 10 (:func:`perfmodel.lab_bands.band_note`; ``attrs["range_note"]``
+        says so): at 90% it is, today, for every system.
     cost : optional price per server by platform id; adds ``cost``.
     network, device : pin the NIC / data drive of every candidate (default: each
         platform's own network and NVMe drives, :func:`equal_terms`).
@@ -262,8 +265,9 @@ def size(
     throughput (``throughput_ops_s`` and ``throughput_target_unit``), p99 (with its band),
     utilisation and bottleneck at that size, ``network`` and ``device`` used, ``search`` (empty,
     or what the search met), ``cost``. Sorted feasible first, fewest servers first;
-    ``attrs`` hold ``terms``, ``target``, ``target_unit`` and ``caveat`` (how far the system's
-    answers held on other labs' figures, :func:`perfmodel.caveats.caveat`).
+    ``attrs`` hold ``terms``, ``target``, ``target_unit``, ``caveat`` (how far the system's
+    answers held on other labs' figures, :func:`perfmodel.caveats.caveat`) and ``range_note``
+    ("" or why the range is not given).
     """
     if (target is None) == (target_ops_s is None):
         raise ValueError("target_ops_s: give exactly one of target_ops_s and target (with target_unit)")
@@ -324,7 +328,9 @@ def size(
     for col in TABLE_COLUMNS + [f"nodes_for_{c}" for c in CONSTRAINTS] + _EXTRA:
         if col not in out.columns:
             out[col] = "" if col in _TEXT else np.nan
-    if interval is not None and out.feasible.any():
+    # a range from a band too wide to act on is not computed: the attrs' range_note says why
+    range_note = "" if interval is None else lab_bands.band_note(spec.id, level=float(interval))
+    if interval is not None and out.feasible.any() and not range_note:
         search.add_ranges(out, float(interval))
     out["topology"] = spec.topology
     out["replicas"] = np.where(out.feasible & (spec.topology == "primary_replicas"), out.nodes - 1, np.nan)
@@ -337,11 +343,12 @@ def size(
     out = out.sort_values(["feasible", "nodes"], ascending=[False, True], kind="stable").reset_index(
         drop=True
     )
-    out.attrs.update(terms=terms["note"], interval=interval, max_nodes=int(max_nodes),
+    out.attrs.update(terms=terms["note"], interval=None if range_note else interval, max_nodes=int(max_nodes),
                      slo_p99_ms=float(slo_p99_ms), max_utilization=float(max_utilization),
                      target=float(target), target_unit=target_unit, target_ops_s=float(target_ops_s),
                      topology=spec.topology, system=spec.id,
-                     failure_tolerance=int(failure_tolerance), caveat=caveats.caveat(spec.id))  # fmt: skip
+                     failure_tolerance=int(failure_tolerance), caveat=caveats.caveat(spec.id),
+                     range_note=range_note)  # fmt: skip
     return out
 
 
@@ -574,7 +581,7 @@ class _Search:
         for i, c in enumerate(self.candidates):
             firsts = [found[k][i] for k in ("throughput", "slo")]
             s = max([self.least, self.servers_for_capacity(c)] + [v if v >= 0 else math.inf for v in firsts])
-            for count in ((hi_s,) if not math.isfinite(s) or s > hi_s else (int(s), int(s) - 1)):
+            for count in (hi_s,) if not math.isfinite(s) or s > hi_s else (int(s), int(s) - 1):
                 if count >= self.least:
                     idx.append(i)
                     counts.append(count)

@@ -133,6 +133,7 @@ def test_bands_and_cost():
         system="cassandra",
         platforms=PLATFORMS,
         cost={PLATFORMS[0]: 9000.0, PLATFORMS[1]: 14000.0},
+        interval=0.5,  # a band narrow enough to give (perfmodel.lab_bands)
     )
     assert (out.latency_p99_ms_lower <= out.latency_p99_ms_upper).all()
     row = out.iloc[0]
@@ -201,13 +202,28 @@ def test_a_pinned_smt_mode_sizes_only_that_mode_and_says_why_not_elsewhere():
 
 
 def test_the_node_count_has_a_range_over_the_models_uncertainty():
-    out = size(W, target_ops_s=4e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS)
+    out = size(W, target_ops_s=4e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS, interval=0.5)
     feasible = out[out.feasible]
     assert len(feasible)
     assert (feasible.nodes_lower <= feasible.nodes).all()
     assert ((feasible.nodes <= feasible.nodes_upper) | feasible.nodes_upper.isna()).all()
     assert (feasible.nodes_lower < feasible.nodes_upper).any()  # the model's error widens the answer
-    assert out.attrs["interval"] == 0.9
+    assert out.attrs["interval"] == 0.5 and out.attrs["range_note"] == ""
+
+
+def test_a_range_too_wide_to_act_on_is_not_given_and_says_why():
+    """At 90% the band a new lab's figures fall in spans far more than a factor of 10 (leave-one-lab-
+    out, perfmodel.lab_bands): no range, and the note names the widths instead."""
+    from perfmodel import lab_bands
+
+    out = size(W, target_ops_s=4e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS)
+    assert math.exp(2 * lab_bands.half_width("cassandra", "throughput", 0.9)) > lab_bands.TOO_WIDE
+    assert out.nodes_lower.isna().all() and out.nodes_upper.isna().all()
+    assert out.attrs["interval"] is None
+    assert "too wide to act on" in out.attrs["range_note"] and "labs" in out.attrs["range_note"]
+    # the same answer as with a range: the count does not depend on the band
+    banded = size(W, target_ops_s=4e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS, interval=0.5)
+    assert out.nodes.tolist() == banded.nodes.tolist()
 
 
 def test_each_candidate_keeps_its_own_network_and_drives_unless_pinned():

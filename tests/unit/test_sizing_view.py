@@ -79,6 +79,15 @@ def test_rows_keep_their_place_whatever_the_answer(plans):
 
 def test_p99_panel_is_log_with_band_and_slo(plans):
     (table, _), slo = plans["defaults"]
+    # at 90% the band on a new lab is too wide to give (perfmodel.lab_bands): no band is drawn
+    assert table.attrs["range_note"] and table.attrs["interval"] is None
+    _left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
+    bands = [
+        ln for ln in right.get_lines() if len(ln.get_xdata()) == 2 and list(ln.get_xdata()) != [slo, slo]
+    ]
+    assert bands == []
+    plt.close("all")
+    table, _ = run_plan(**BASE, **CASES["defaults"], interval=0.5)  # a band narrow enough to draw
     _left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
     assert right.get_xscale() == "log"
     slo_lines = [ln for ln in right.get_lines() if list(ln.get_xdata()) == [slo, slo]]
