@@ -1,14 +1,16 @@
 """What the project's own record says about trusting an answer, printed beside it.
 
 For a system and the metric groups an answer rests on (a sizing: throughput and tail
-latency), :func:`caveat` gives the median factor error of the model on other labs' published
-figures of that system, each source held out of the fit (the public corpus's stored
-leave-one-source-out run, :mod:`perfmodel.corpus`), and how often the 90% band held them. Where a
-group misses by more than :data:`THRESHOLD` the line says so plainly.
+latency), :func:`caveat` gives two measured numbers per group:
 
-Leave-one-source-out holds out a source's figures from the fitted parameters, not from the model's
-structure, which was built looking at the corpus: the first-look error of sources added later is
-the honest measure, and is larger (issue 37). The line names what it is.
+- **on labs not seen**: the median over labs of each lab's median factor error, every lab held
+  out of the fit it is predicted by (seeds and corpus together, :mod:`perfmodel.labs`, stored with
+  the bands in ``perfmodel/parameters/lab-bands.json``);
+- **first look**: the median factor error of the sources added after the model was frozen
+  (:mod:`perfmodel.first_look`), the honest measure of what the next lab will see.
+
+Where either exceeds :data:`THRESHOLD` the line starts with a warning naming the worst. Numbers
+are factor errors (>= 1), so a 10x miss never reads as 90%.
 """
 
 from __future__ import annotations
@@ -39,45 +41,54 @@ def metric_groups(metrics, units) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def record() -> pd.DataFrame:
-    """Per system and metric group: ``figures``, ``sources``, ``median_factor`` (leave-one-source-out
-    factor error, >= 1) and ``band_coverage`` (share inside the 90% band) of the stored corpus run;
-    empty where no run is stored."""
-    from perfmodel import corpus
+    """Per system and metric group: ``labs``, ``figures``, ``median_factor`` (median of lab medians
+    on held-out labs) and the first look's ``first_look_figures``, ``first_look_sources`` and
+    ``first_look_median`` (NaN where no source was added since)."""
+    from perfmodel import first_look, lab_bands
 
+    held = lab_bands.system_record().rename(columns={"median_of_lab_medians": "median_factor"})
     try:
-        table = corpus.load()
+        looked = first_look.summary(first_look.load(), ("system", "metric_group"))
     except FileNotFoundError:
-        columns = ["system", "group", "figures", "sources", "median_factor", "band_coverage"]
-        return pd.DataFrame(columns=columns)
-    table = table[table["reason"] == ""]  # predicted and out of sample (corpus.not_out_of_sample)
-    table = table.assign(group=metric_groups(table["metric"], table["unit"])).dropna(subset=["loso_factor"])
-    grouped = table.groupby(["system", "group"])
-    return pd.DataFrame(
-        {
-            "figures": grouped.size(),
-            "sources": grouped["source_id"].nunique(),
-            "median_factor": grouped["loso_factor"].median(),
-            "band_coverage": grouped["loso_in_band90"].mean(),
+        looked = pd.DataFrame(columns=["system", "metric_group", "figures", "sources", "median_factor"])
+    looked = looked.rename(
+        columns={
+            "metric_group": "group",
+            "figures": "first_look_figures",
+            "sources": "first_look_sources",
+            "median_factor": "first_look_median",
         }
-    ).reset_index()
+    )
+    looked = looked[["system", "group", "first_look_figures", "first_look_sources", "first_look_median"]]
+    return held.merge(looked, on=["system", "group"], how="outer")  # fmt: skip
+
+
+def _count(n: float, noun: str) -> str:
+    return f"{n:.0f} {noun}" + ("" if n == 1 else "s")
 
 
 def caveat(system: str, groups=("throughput", "tail latency")) -> str:
-    """One line on how far to trust an answer about ``system``'s ``groups`` (module doc): the median
-    factor error per group on other labs' figures with each source held out, the 90% band's coverage,
-    and a warning first where a group misses by more than :data:`THRESHOLD`."""
+    """One line on how far to trust an answer about ``system``'s ``groups`` (module doc): per group
+    the median factor error on labs not seen and on the first look, and a warning first where one
+    exceeds :data:`THRESHOLD`."""
     rec = record()
     mine = rec[(rec["system"] == system) & rec["group"].isin(groups)]
     if mine.empty:
         return (f"no published figures of {system} from other labs are scored yet: treat the answer as a "
                 "first estimate and benchmark a candidate")  # fmt: skip
-    parts = [f"{r.group} {r.median_factor:.2f}x ({r.figures} figures, {r.sources} sources)"
-             for r in mine.itertuples()]  # fmt: skip
-    coverage = float(np.average(mine["band_coverage"], weights=mine["figures"]))
-    text = (f"the model's median factor error on other labs' published {system} figures, each source "
-            f"held out of the fit: {'; '.join(parts)}; its 90% band held {coverage:.0%} of them")  # fmt: skip
-    worst = mine.loc[mine["median_factor"].idxmax()]
-    if worst.median_factor > THRESHOLD:
-        return (f"{system}'s {worst.group} is {worst.median_factor:.1f}x off on other labs' figures -- "
-                f"benchmark a candidate before buying ({text})")  # fmt: skip
+    parts, worst = [], (0.0, "")
+    for r in mine.itertuples():
+        bits = []
+        if np.isfinite(r.median_factor):
+            bits.append(f"{r.median_factor:.2f}x over {_count(r.labs, 'lab')} held out")
+            worst = max(worst, (float(r.median_factor), f"{r.group} on labs held out"))
+        if np.isfinite(r.first_look_median):
+            bits.append(f"first look {r.first_look_median:.2f}x ({_count(r.first_look_figures, 'figure')} of "
+                        f"{_count(r.first_look_sources, 'new source')})")  # fmt: skip
+            worst = max(worst, (float(r.first_look_median), f"{r.group} on first look"))
+        parts.append(f"{r.group} {', '.join(bits)}")
+    text = (f"the model's median factor error on {system} figures from labs it was not fitted on: "
+            f"{'; '.join(parts)}")  # fmt: skip
+    if worst[0] > THRESHOLD:
+        return f"{system}'s {worst[1]} is {worst[0]:.1f}x off -- benchmark a candidate before buying ({text})"
     return text
