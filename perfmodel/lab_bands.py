@@ -299,9 +299,12 @@ def write(table: pd.DataFrame | None = None) -> None:
     PATH.write_text(json.dumps(calibrate(table), indent=1) + "\n", encoding="utf-8")
     _stored.cache_clear()
     half_width.cache_clear()
+    from perfmodel import caveats, targets
+
+    caveats.record.cache_clear()
     docs = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
-    docs.write_text(replace_block(docs.read_text(encoding="utf-8"), "lab-bands", docs_markdown(table)),
-                    encoding="utf-8")  # fmt: skip
+    text = replace_block(docs.read_text(encoding="utf-8"), "lab-bands", docs_markdown(table))
+    docs.write_text(replace_block(text, "targets", targets.markdown()), encoding="utf-8")
     print(f"wrote {PATH} and the lab-bands block of {docs}")
 
 
