@@ -447,7 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - exerci
     from perfmodel import labs
 
     text = replace_block(text, "corpus", markdown(table))
-    docs.write_text(replace_block(text, "labs", labs.markdown()), encoding="utf-8")
+    text = replace_block(text, "labs", labs.markdown())
+    docs.write_text(replace_block(text, "mechanism-labs", labs.mechanisms_markdown()), encoding="utf-8")
     print(f"wrote {docs}")
     from perfmodel import lab_bands
 

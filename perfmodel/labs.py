@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["held_out", "lab_medians", "markdown"]
+__all__ = ["MECHANISMS", "held_out", "lab_medians", "markdown", "mechanism_labs", "mechanisms_markdown"]
 
 
 def held_out() -> pd.DataFrame:
@@ -106,3 +106,58 @@ def markdown(table: pd.DataFrame | None = None) -> str:
            "**By metric group**", "",
            *fmt(lab_medians(table, ("metric_group",)), ["metric_group"])]  # fmt: skip
     return "\n".join(out)
+
+
+#: mechanisms the model switches on only where a figure's configuration or its hardware says so, each
+#: with the test of a recorded figure (a row of ``load_benchmarks``, its platform and its network)
+MECHANISMS = {
+    "availability zones (round trips between zones)": lambda f, p, n: f.zones == f.zones and f.zones > 1,
+    "read consistency above ONE (digest reads)": lambda f, p, n: f.read_consistency not in ("", "ONE"),
+    "simple query protocol (a parse per statement)": lambda f, p, n: f.query_protocol == "simple",
+    "load generator on the server's cores": lambda f, p, n: f.client_colocated is True,
+    "VM exits per message": lambda f, p, n: p is not None and p.vm_exits_per_message > 0,
+    "a transport cheaper than TCP (unix socket)": lambda f, p, n: n is not None and n.message_cost_share < 1,
+    "erasure coding": lambda f, p, n: f.ec_profile != "",
+    "virtualised servers": lambda f, p, n: f.virtualized is True,
+    "throttled (open-loop) load": lambda f, p, n: f.target_rate == f.target_rate and f.target_rate > 0,
+}
+
+
+def mechanism_labs() -> pd.DataFrame:
+    """Per mechanism of :data:`MECHANISMS`: the ``labs`` whose recorded figures switch it on (their
+    count, ``which``), the ``figures``, ``first_looked`` (of those labs, the ones first predicted
+    after the mechanism existed: the first-look record) and ``single_lab``."""
+    from perfmodel import first_look
+    from perfmodel.benchmarks import load_benchmarks
+    from perfmodel.catalog import default_catalog
+
+    looked = set(first_look.load()["group"])
+    figures = load_benchmarks()
+    catalog = default_catalog()
+    rows = []
+    for name, test in MECHANISMS.items():
+        labs: dict[str, int] = {}
+        for f in figures.itertuples(index=False):
+            p = catalog.platforms.get(f.platform_id) if f.platform_id else None
+            net_id = f.network_id or (p.network if p is not None else "")
+            n = catalog.networks.get(net_id) if net_id else None
+            with np.errstate(invalid="ignore"):
+                on = test(f, p, n)
+            if on:
+                labs[f.group] = labs.get(f.group, 0) + 1
+        rows.append({"mechanism": name, "labs": len(labs), "figures": sum(labs.values()),
+                     "first_looked": len(set(labs) & looked),
+                     "which": ", ".join(sorted(labs)), "single_lab": len(labs) <= 1})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def mechanisms_markdown(frame: pd.DataFrame | None = None) -> str:
+    """docs/validation.md's list of mechanisms by the labs whose figures switch them on."""
+    frame = mechanism_labs() if frame is None else frame
+    lines = ["| mechanism | labs | of them first-looked | figures | which labs |", "|---|---|---|---|---|"]
+    for r in frame.sort_values(["labs", "mechanism"]).itertuples(index=False):
+        flag = " **(one lab)**" if r.single_lab else ""
+        lines.append(
+            f"| {r.mechanism}{flag} | {r.labs} | {r.first_looked} | {r.figures} | {r.which or '-'} |"
+        )
+    return "\n".join(lines)

@@ -43,3 +43,17 @@ def test_docs_lead_with_the_stored_runs_by_lab():
     text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
     assert read_block(text, "labs") == labs.markdown().strip("\n")
     assert text.index("generated:labs") < text.index("## How the model is validated")
+
+
+def test_mechanisms_are_listed_by_the_labs_that_switch_them_on():
+    frame = labs.mechanism_labs().set_index("mechanism")
+    assert set(frame.index) == set(labs.MECHANISMS)
+    # VM exits: only sevmc's SEV-SNP guest has a catalog exit count (the example)
+    vm = frame.loc["VM exits per message"]
+    assert vm["single_lab"] and vm["which"] == "sevmc-memcached-port"
+    # zones came from one benchANT source, and a first-looked lab (K8ssandra on EKS) has them too
+    zones = frame.loc["availability zones (round trips between zones)"]
+    assert "benchant" in zones["which"] and zones["first_looked"] >= 1
+    assert (frame["first_looked"] <= frame["labs"]).all() and (frame["figures"] >= frame["labs"]).all()
+    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    assert read_block(text, "mechanism-labs") == labs.mechanisms_markdown(frame.reset_index())
