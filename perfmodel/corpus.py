@@ -448,7 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - exerci
 
     text = replace_block(text, "corpus", markdown(table))
     text = replace_block(text, "labs", labs.markdown())
-    docs.write_text(replace_block(text, "mechanism-labs", labs.mechanisms_markdown()), encoding="utf-8")
+    text = replace_block(text, "mechanism-labs", labs.mechanisms_markdown())
+    from perfmodel import first_look
+
+    docs.write_text(replace_block(text, "first-look", first_look.markdown()), encoding="utf-8")
     print(f"wrote {docs}")
     from perfmodel import lab_bands
 

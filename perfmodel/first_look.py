@@ -24,7 +24,7 @@ import pandas as pd
 
 from perfmodel._data import data_dir
 
-__all__ = ["COLUMNS", "RECORD", "append", "load", "summary", "take"]
+__all__ = ["COLUMNS", "RECORD", "append", "load", "markdown", "summary", "take"]
 
 #: the record (append-only)
 RECORD = data_dir() / "validation" / "first-look.csv"
@@ -150,3 +150,28 @@ def report_lines(table: pd.DataFrame) -> list[str]:
             lines.append(f"  {key}: {r.figures} figures, {r.sources} sources, median {r.median_factor:.2f}x, "
                          f"p90 {r.p90_factor:.2f}x, band held {r.band_coverage:.0%}")  # fmt: skip
     return lines
+
+
+def markdown(table: pd.DataFrame | None = None) -> str:
+    """docs/validation.md's first-look table: one row per source in the order recorded, then the
+    pooled line and the median of lab medians (factor errors; band = the 90% band of that commit)."""
+    table = load() if table is None else table
+    if table.empty:
+        return "No first look recorded yet."
+    scored = table.dropna(subset=["factor_error"])
+    lines = ["| recorded | commit | source | lab | system | figures | median | p90 | in 90% band |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for source, part in scored.groupby("source_id", sort=False):
+        f = part["factor_error"]
+        lines.append(
+            f"| {part['recorded_on'].iloc[0]} | {str(part['commit'].iloc[0])[:7]} | {source} | "
+            f"{part['group'].iloc[0]} | {', '.join(sorted(set(part['system'])))} | {len(part)} | "
+            f"{f.median():.2f}x | {f.quantile(0.9):.2f}x | {part['in_band90'].mean():.0%} |"
+        )
+    labs = scored.groupby("group")["factor_error"].median()
+    f = scored["factor_error"]
+    lines += ["", f"All {len(scored)} figures of {scored['source_id'].nunique()} sources from {len(labs)} "
+              f"labs: median {f.median():.2f}x (p90 {f.quantile(0.9):.2f}x); median of lab medians "
+              f"{labs.median():.2f}x (p90 over labs {labs.quantile(0.9):.2f}x); the 90% band held "
+              f"{scored['in_band90'].mean():.0%}."]  # fmt: skip
+    return "\n".join(lines)

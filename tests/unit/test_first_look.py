@@ -75,3 +75,18 @@ def test_the_model_must_be_committed_to_be_looked_at(monkeypatch):
     monkeypatch.setattr(first_look, "_git", lambda *a: " M perfmodel/chain.py\n" if a[0] == "status" else "x")
     with pytest.raises(ValueError, match="the model differs from HEAD"):
         first_look.current_commit()
+
+
+def test_docs_print_the_record_by_source():
+    from pathlib import Path
+
+    import perfmodel
+    from perfmodel.validation_runs import read_block
+
+    text = (Path(perfmodel.__file__).parents[1] / "docs" / "validation.md").read_text(encoding="utf-8")
+    assert read_block(text, "first-look") == first_look.markdown(), "rerun: python -m perfmodel.corpus"
+    record = first_look.load()
+    assert record["source_id"].nunique() >= 14  # two, then twelve recorded on 2026-11-28
+    # one row per source in the table, in the order they were recorded
+    rows = [line.split(" | ")[2] for line in read_block(text, "first-look").splitlines()[2:] if "|" in line]
+    assert rows == list(dict.fromkeys(record["source_id"]))
