@@ -64,14 +64,18 @@ def platform_color(platform: str) -> str:
 
 def platform_palette(platforms) -> dict[str, str]:
     """``{platform: colour}`` for seaborn's ``palette=`` (``hue="platform"``): each platform's own
-    colour (:func:`platform_color`), except that two platforms of one plot never share one -- a
-    later platform (in sorted order) whose colour is taken gets the next free spare colour."""
+    colour (:func:`platform_color`), except that two platforms of one plot never share one (up to
+    33 platforms) -- a later platform (in sorted order) whose colour is taken gets the next free
+    spare colour, then the colour of a mission platform the plot does not show."""
     out, used = {}, set()
+    shown = set(platforms)
+    # when the spares run out, the colours of mission platforms not in this plot are free too
+    lent = tuple(c for q, c in PLATFORM_COLORS.items() if q not in shown)
     for p in sorted(dict.fromkeys(platforms), key=lambda p: (p not in PLATFORM_COLORS, p)):
         colour = platform_color(p)
         if colour in used and p not in PLATFORM_COLORS:
             start = _PLATFORM_SPARE.index(colour) if colour in _PLATFORM_SPARE else 0
-            free = [c for c in _PLATFORM_SPARE[start:] + _PLATFORM_SPARE[:start] if c not in used]
+            free = [c for c in _PLATFORM_SPARE[start:] + _PLATFORM_SPARE[:start] + lent if c not in used]
             colour = free[0] if free else colour
         out[p] = colour
         used.add(colour)
