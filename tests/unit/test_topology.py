@@ -98,7 +98,7 @@ def test_replicas_carry_reads_not_writes():
     writes = replace(KV, read_fraction=0.0, operation="write")
     kw = dict(slo_p99_ms=1e3, system="postgresql", platforms=["x86-dl380-e5-2630v4"], interval=None)
     low = size(reads, target_ops_s=2e4, **kw)
-    high = size(reads, target_ops_s=2e5, **kw)
+    high = size(reads, target_ops_s=2e6, **kw)
     assert high.nodes.max() > low.nodes.max() > 0
     w_low = size(writes, target_ops_s=2e3, **kw)
     w_high = size(writes, target_ops_s=2e5, max_nodes=1000, **kw)

@@ -150,8 +150,12 @@ def test_predict_bands_carry_the_discrepancy():
         "x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=0.9, params="default"
     ).iloc[0]
     entry = stored["throughput"]
-    half = disc.band_multiplier(entry["scores"], 0.9) * entry["sigma_log"]
+    from perfmodel import lab_bands
+
+    # the discrepancy's half-width, and at least the band a new lab's figures fell in (lab_bands)
+    half = max(disc.band_multiplier(entry["scores"], 0.9) * entry["sigma_log"],
+               lab_bands.half_width("ceph", "throughput", 0.9))  # fmt: skip
     assert np.log(prior.throughput_ops_s_upper / prior.throughput_ops_s) == pytest.approx(half)
     assert np.log(prior.throughput_ops_s / prior.throughput_ops_s_lower) == pytest.approx(half)
-    # with the shipped fit the parameter part adds to it
+    # with the shipped fit the parameter part adds to it (or the lab band still sets it)
     assert np.log(frame.throughput_ops_s_upper / frame.throughput_ops_s) >= half * (1 - 1e-9)
