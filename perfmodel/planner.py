@@ -288,7 +288,6 @@ def planner(**defaults):
     import html
 
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
     from perfmodel import sizing_view
 
@@ -320,10 +319,11 @@ def planner(**defaults):
             message = f"cannot plan: {exc}" if isinstance(exc, ValueError) else f"cannot plan: {exc!r}"
             return f"<p class='pm-message'>{html.escape(message)}</p>", message
         slo = float(values["slo_p99_ms"])
-        figure = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN)[0].figure
-        page = plan_html(table, text, slo_p99_ms=slo, figure=figure)
-        plt.close(figure)
-        return page, text
+        # a figure pyplot never sees: the inline backend's hooks cannot show, clear or close it while
+        # it is drawn in this callback (the browser test caught a blank PNG under pyplot)
+        left, _ = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN, standalone=True)
+        figure = left.figure
+        return plan_html(table, text, slo_p99_ms=slo, figure=figure), text
 
     def refresh(_change=None):
         values = {name: widget.value for name, widget in widgets.items()}

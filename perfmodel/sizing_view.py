@@ -323,7 +323,14 @@ def _util_text(u: float, limit: float | None) -> str:
     return text
 
 
-def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=None, width_in: float = 11.0):
+def plot_sizing(
+    table: pd.DataFrame,
+    *,
+    slo_p99_ms: float | None = None,
+    axes=None,
+    width_in: float = 11.0,
+    standalone: bool = False,
+):
     """Nodes needed and the p99 at that size, one row per candidate (platform x SMT mode).
 
     Left: a bar per feasible candidate, coloured by SMT mode (:data:`SMT_COLORS`), with its node
@@ -331,7 +338,9 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
     the band drawn as a line (an arrow where its pessimistic end saturates) and the SLO as a dashed
     line. An infeasible candidate is a row of text, ``infeasible: reason``, in both panels (and,
     where some size keeps every utilisation in bounds, a hollow marker at its best p99). The
-    legend sits below the panels. Returns the two axes.
+    legend sits below the panels. Returns the two axes. ``standalone``: draw on a figure pyplot does
+    not know (``matplotlib.figure.Figure``), which no backend hook can show, clear or close -- for
+    figures made in a widget callback, outside any cell (the planner).
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -341,8 +350,14 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
     data = ordered(table)
     n = max(len(data), 1)
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(width_in, 1.3 + 0.3 * n), sharey=True, layout="constrained",
-                               gridspec_kw={"width_ratios": [1.15, 1]})  # fmt: skip
+        size = dict(figsize=(width_in, 1.3 + 0.3 * n), layout="constrained")
+        grid = dict(sharey=True, gridspec_kw={"width_ratios": [1.15, 1]})
+        if standalone:
+            from matplotlib.figure import Figure
+
+            axes = Figure(**size).subplots(1, 2, **grid)
+        else:
+            _, axes = plt.subplots(1, 2, **size, **grid)
     left, right = axes
     fig = left.figure
     y = np.arange(len(data))[::-1]

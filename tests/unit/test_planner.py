@@ -34,3 +34,27 @@ def test_the_output_area_holds_the_plan_as_state_never_a_capture():
     assert "Choose at least one platform" in shown["data"]["text/html"] == ui.last_html
     assert captures == [] and output.msg_id == ""
     plt.close("all")
+
+
+def test_the_plans_figure_never_enters_pyplot():
+    """A figure drawn in a widget callback runs outside any cell; under pyplot the inline backend's
+    hooks own it, and the browser test twice received a blank PNG from it (a race this test does not
+    reproduce; tests/browser does). The planner draws on a figure pyplot does not know: none is
+    registered, and the PNG holds the bars."""
+    import base64
+    import io
+    import re
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    from perfmodel.sizing_view import SMT_COLORS
+
+    plt.close("all")
+    ui = planner(**BASE, target_ops_s=1e6, slo_p99_ms=20.0)
+    ui.children[0].children[0].value = ("x86-dl380-e5-2630v4", "kunpeng-r722")  # a replan in a callback
+    assert plt.get_fignums() == []
+    src = re.search(r"src='data:image/png;base64,([^']+)'", ui.last_html).group(1)
+    rgb = np.round(mpimg.imread(io.BytesIO(base64.b64decode(src)), format="png")[..., :3] * 255).astype(int)
+    x86_smt2 = np.array([int(SMT_COLORS[2][i : i + 2], 16) for i in (1, 3, 5)])
+    assert np.all(rgb == x86_smt2, axis=-1).sum() > 500  # a bar of the x86's SMT2 row, not a blank
