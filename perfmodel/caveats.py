@@ -67,11 +67,23 @@ def _count(n: float, noun: str) -> str:
     return f"{n:.0f} {noun}" + ("" if n == 1 else "s")
 
 
+#: caveat lines already written, by (the record's identity, system, groups), each kept with its record
+#: (so the identity is not reused): predict() asks on every call
+_LINES: dict[tuple, tuple[pd.DataFrame, str]] = {}
+
+
 def caveat(system: str, groups=("throughput", "tail latency")) -> str:
     """One line on how far to trust an answer about ``system``'s ``groups`` (module doc): per group
     the median factor error on labs not seen and on the first look, and a warning first where one
     exceeds :data:`THRESHOLD`."""
     rec = record()
+    key = (id(rec), str(system), tuple(groups))
+    if key not in _LINES:
+        _LINES[key] = (rec, _line(rec, str(system), tuple(groups)))
+    return _LINES[key][1]
+
+
+def _line(rec: pd.DataFrame, system: str, groups: tuple[str, ...]) -> str:
     mine = rec[(rec["system"] == system) & rec["group"].isin(groups)]
     if mine.empty:
         return (f"no published figures of {system} from other labs are scored yet: treat the answer as a "
