@@ -115,6 +115,17 @@ def _with_user_systems(params: ParameterSet, benchmarks: pd.DataFrame | None) ->
     return params
 
 
+def lab_weights(labs) -> np.ndarray:
+    """Per figure, the weight that gives each of ``K`` labs the same share of a least-squares fit:
+    ``sqrt(N / (K n_lab))`` for ``N`` figures, ``n_lab`` of them the figure's lab's, so a lab's squared
+    weights sum to ``N / K`` whatever its size and the figures' total (against the priors) stays ``N``."""
+    labs = pd.Series(np.asarray(labs, dtype=object)).astype(str)
+    if labs.empty:
+        return np.ones(0)
+    counts = labs.map(labs.value_counts()).to_numpy(float)
+    return np.sqrt(len(labs) / (labs.nunique() * counts))
+
+
 class FigureObjective:
     """The data part of the fit's objective: weighted log residuals of figures at log parameters.
 
@@ -132,6 +143,8 @@ class FigureObjective:
         self.recorded, self.sides = recorded_values(used), bound_sides(used)
         self.pct = percent(used)
         self.weight = np.where(used["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
+        #: a figure's share of the objective (column ``fit_weight``, e.g. :func:`lab_weights`); 1 without
+        self.fit_weight = (used["fit_weight"].to_numpy(float) if "fit_weight" in used else np.ones(len(used)))
 
     def params_at(self, x) -> ParameterSet:
         """The parameter set with ``free`` at ``exp(x)``."""
@@ -300,7 +313,8 @@ def calibrate(
         return np.sign(z) * f_scale * np.sqrt(2.0 * (np.sqrt(1.0 + z * z) - 1.0))
 
     def residuals(x):
-        return np.concatenate([robust(objective.data_residuals(x)), (x - prior_center) / prior_width])
+        data = robust(objective.data_residuals(x)) * objective.fit_weight
+        return np.concatenate([data, (x - prior_center) / prior_width])
 
     fit = optimize.least_squares(
         residuals,

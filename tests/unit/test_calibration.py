@@ -166,3 +166,30 @@ def test_users_calibrate_on_their_own_platform_and_measurements(tmp_path):
     )
     row = result.table().iloc[0]
     assert row.ci_low <= 180e3 <= row.ci_high and row.value == pytest.approx(180e3, rel=0.05)
+
+
+def test_lab_weights_give_every_lab_the_same_share():
+    from perfmodel.calibration import lab_weights
+
+    labs = ["a"] * 90 + ["b"] * 9 + ["c"]
+    w = lab_weights(labs)
+    shares = {lab: float(np.sum(w[np.array(labs) == lab] ** 2)) for lab in "abc"}
+    assert shares == pytest.approx({"a": 100 / 3, "b": 100 / 3, "c": 100 / 3})
+    assert np.sum(w**2) == pytest.approx(100)
+    assert lab_weights([]).size == 0
+
+
+def test_a_figure_of_weight_zero_is_as_if_it_were_not_there(synthetic):
+    """``fit_weight`` scales a figure's share of the objective: weight 0 on one source, which a lab
+    offset put 2x high, gives the fit on the other source alone; weight 1 on all, the plain fit."""
+    part2 = (synthetic["source_id"] == "ctx-ceph-part2").to_numpy()
+    data = synthetic.assign(value_si=np.where(part2, 2 * synthetic["value_si"], synthetic["value_si"]))
+    free = ["cpu_cycles_write[ceph]"]
+
+    def value(frame):
+        return calibrate(frame, params="default", free=free, max_nfev=80).values_[0]
+
+    alone = value(data[~part2].reset_index(drop=True))
+    assert value(data.assign(fit_weight=np.where(part2, 0.0, 1.0))) == pytest.approx(alone, rel=1e-6)
+    assert value(data.assign(fit_weight=1.0)) == pytest.approx(value(data), rel=1e-9)
+    assert value(data) != pytest.approx(alone, rel=1e-3)
