@@ -17,13 +17,13 @@ level-``q`` half-width ``m_q`` is the weighted ``q``-quantile of the pooled scor
 (``a = 1 - q``) and finds it close to ``q`` in practice; here it is measured.
 
 Cells: a system family (:data:`FAMILY`) x metric group (:data:`perfmodel.discrepancy.GROUPS`)
-where it holds at least :data:`MIN_LABS` labs, else the metric group over all families, else
-every figure pooled. :func:`evaluate` holds each lab out in turn, calibrates on the other labs
+where it holds at least :data:`MIN_LABS` labs, else the metric group over all families where it
+holds :data:`MIN_GROUP_LABS`, else every figure pooled. :func:`evaluate` holds each lab out in turn, calibrates on the other labs
 with that same rule, and reports per metric group the share of figures and the mean share per
 lab inside the band, the median width (upper / lower) and the mean interval score (Gneiting &
 Raftery 2007, *Strictly proper scoring rules, prediction, and estimation*, JASA 102(477), eq. 43,
-in log units). The tests fail when a group with :data:`MIN_LABS` labs or more has figure coverage
-outside 80-97%, above as well as below.
+in log units). The tests fail when a group with :data:`MIN_GROUP_LABS` labs or more has figure
+coverage outside 80-97%, above as well as below.
 
 A band wider than :data:`TOO_WIDE` from lower to upper decides nothing; :func:`band_note` says so
 and the command line, the report and the planner print that sentence instead of the numbers.
@@ -46,6 +46,7 @@ from perfmodel.discrepancy import COLUMN_GROUPS
 
 __all__ = [
     "FAMILY",
+    "MIN_GROUP_LABS",
     "MIN_LABS",
     "TOO_WIDE",
     "band_note",
@@ -74,6 +75,12 @@ FAMILY = {
 #: fewest labs for a cell's own band: a level-q quantile over K labs moves in steps of 1 / K, so a 90%
 #: band needs about 10 (a family with fewer takes its metric group's band over all families)
 MIN_LABS = 10
+#: fewest labs for a metric group's own band over all families: below this the group borrows every
+#: figure's band. Groups differ in kind -- a ratio cancels its lab's common factor, a device-level figure
+#: has no client share -- so a group's own few labs are a better guide than all figures pooled (with the
+#: pooled band, 5 labs' ratios sat 100% inside a band 80x wide); a held-out lab then calibrates on 2+
+#: others, where the pooled-CDF guarantee (1 - 2a) still holds
+MIN_GROUP_LABS = 3
 #: a band wider than this factor from lower to upper is reported as too wide to act on
 TOO_WIDE = 10.0
 PATH = Path(__file__).resolve().parent / "parameters" / "lab-bands.json"
@@ -182,11 +189,13 @@ def system_record() -> pd.DataFrame:
 
 
 def cell_for(system: str, group: str, cells: dict | None = None) -> str | None:
-    """The cell whose band a ``system``'s ``group`` takes: its family's, else the group's over all
-    families, else all figures pooled (each needs :data:`MIN_LABS` labs); None if none has."""
+    """The cell whose band a ``system``'s ``group`` takes: its family's (:data:`MIN_LABS` labs), else
+    the group's over all families (:data:`MIN_GROUP_LABS`), else all figures pooled (:data:`MIN_LABS`);
+    None if none has enough labs."""
     cells = load() if cells is None else cells
-    for key in (f"{FAMILY.get(system, 'other')}|{group}", f"{ALL}|{group}", f"{ALL}|{ALL}"):
-        if key in cells and cells[key]["labs"] >= MIN_LABS:
+    family = f"{FAMILY.get(system, 'other')}|{group}"
+    for key, least in ((family, MIN_LABS), (f"{ALL}|{group}", MIN_GROUP_LABS), (f"{ALL}|{ALL}", MIN_LABS)):
+        if key in cells and cells[key]["labs"] >= least:
             return key
     return None
 
