@@ -536,8 +536,9 @@ def save_parameter_set(result: CalibrationResult, path: str | Path) -> None:
     """Write ``result.params_`` as a loadable parameter set, with the fit and its fingerprint."""
     doc = result.params_.to_json()
     doc["description"] = (
-        "perfmodel calibrated parameters: fitted on every recorded figure "
-        "(perfmodel.calibration.fit_shipped); see 'fit' for uncertainty"
+        "perfmodel calibrated parameters: fitted on the seed documents and their context "
+        "(perfmodel.calibration.fit_shipped), the corpus systems' own parameters then on the public "
+        "corpus (perfmodel.corpus, 'corpus_fits'); see 'fit' for uncertainty"
     )
     doc["fingerprint"] = fingerprint()
     doc["check"] = fit_check(result.params_)

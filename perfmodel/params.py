@@ -158,8 +158,9 @@ def list_parameter_sets() -> list[str]:
 def load_parameters(name_or_path: str | Path | ParameterSet | None = None) -> ParameterSet:
     """Load a parameter set by name, from a JSON file, or pass one through.
 
-    ``None`` gives the shipped ``calibrated`` set (fitted on every recorded figure,
-    see :mod:`perfmodel.calibration`) when present, else ``default`` (documented priors).
+    ``None`` gives the shipped ``calibrated`` set (the seed documents and their context,
+    :mod:`perfmodel.calibration`, then the corpus systems' own parameters on the public corpus,
+    :mod:`perfmodel.corpus`) when present, else ``default`` (documented priors).
     """
     if isinstance(name_or_path, ParameterSet):
         return name_or_path
