@@ -233,13 +233,9 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
                 "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
                 "acks", "read_acks"):  # fmt: skip
         cfg[key] = cfg[key].astype(float)
-    nodes = cfg["nodes"]
-    if (nodes < 1).any():
-        raise ValueError("nodes: must be >= 1")
-    rf = cfg["replication_factor"]
-    if (rf > nodes).any():
-        i = int(np.argmax(rf > nodes))
-        raise ValueError(f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})")
+    why = placement_error(cfg["nodes"], cfg["replication_factor"])
+    if why:
+        raise ValueError(why)
     sys_ = _system_arrays(cfg["system"])
     # a knob of another system is refused, never ignored; then unset entries take their defaults
     settings.check_applies({k: knob_arrays[k] for k in knobs}, sys_.specs, sys_.codes)
@@ -270,6 +266,27 @@ def _statement_defaults(knobs: dict, workload: Workload, sys_: SystemArrays) -> 
     knobs["wait_scv"] = settings.fill(knobs["wait_scv"], order).astype(float)
 
 
+def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan) -> str:
+    """Why a configuration's copies or erasure-coded chunks cannot be placed ("" when they can):
+    ``nodes`` below 1, more copies (``replication_factor``) than nodes, or a ``k + m`` pool
+    (``ec_k``, ``ec_m``; NaN for a replicated one) wider than the nodes -- every copy and chunk on
+    its own node (Ceph's default crush-failure-domain=host; Cassandra's and ScyllaDB's replicas on
+    distinct nodes). Arrays broadcast; the first offending entry is named. The predictor refuses
+    such a configuration, and :class:`perfmodel.figures.FigurePlan` checks it when it builds one."""
+    values = (nodes, replication_factor, ec_k, ec_m)
+    nodes, rf, k, m = (np.atleast_1d(v) for v in np.broadcast_arrays(*(np.asarray(v, float) for v in values)))
+    if (nodes < 1).any():
+        return "nodes: must be >= 1"
+    if (rf > nodes).any():
+        i = int(np.argmax(rf > nodes))
+        return f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})"
+    wide = np.isfinite(k) & np.isfinite(m) & (k + m > nodes)
+    if wide.any():
+        i = int(np.argmax(wide))
+        return f"ec_k + ec_m: {k[i] + m[i]:g} erasure-coded shards exceed nodes ({nodes[i]:g})"
+    return ""
+
+
 #: Ceph's default erasure-code stripe unit (osd_pool_erasure_code_stripe_unit) [B]
 EC_STRIPE_UNIT = 4096.0
 
@@ -293,13 +310,10 @@ def _erasure_coding(cfg: dict, knobs: dict) -> None:
     ec = np.isfinite(k)
     if (ec != np.isfinite(m)).any():
         raise ValueError("ec_k / ec_m: an erasure-coded pool needs both (k data and m coding chunks)")
+    why = placement_error(cfg["nodes"], 1.0, k, m)
+    if why:
+        raise ValueError(why)
     k, m = np.where(ec, k, 1.0), np.where(ec, m, 0.0)
-    wide = ec & (k + m > cfg["nodes"])
-    if wide.any():  # every chunk on its own host (crush-failure-domain=host)
-        i = int(np.argmax(wide))
-        raise ValueError(
-            f"ec_k + ec_m: {k[i] + m[i]:g} erasure-coded shards exceed nodes ({cfg['nodes'][i]:g})"
-        )
     full_write = cfg["io_bytes"] >= k * EC_STRIPE_UNIT
     shards = np.where(full_write, k + m, 1.0 + m)
     cfg["data_copies"] = np.where(ec, (k + m) / k, rf)

@@ -26,6 +26,7 @@ import pandas as pd
 from perfmodel import settings
 from perfmodel.benchmarks import parse_baseline
 from perfmodel.catalog import Catalog
+from perfmodel.chain import placement_error
 from perfmodel.node import predict, write_consistency
 from perfmodel.params import ParameterSet, load_parameters
 from perfmodel.units import UNITS
@@ -167,11 +168,16 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         # once, and the replicated write is part of the VM's I/O path (virt_io_overhead_s)
         workload = replace(workload, replication_factor=1, consistency="ONE", read_consistency="ONE")
     platform_id = str(row["platform_id"])
+    nodes = float(get("nodes", 1))
+    ec = (knobs.get("ec_k", math.nan), knobs.get("ec_m", math.nan))
+    why = placement_error(nodes, workload.replication_factor, *ec)
+    if why:  # refused here, not in FigurePlan's vectorised call (which would then go row by row)
+        raise ValueError(why)
     return {
         "platform": catalog.platform(platform_id) if catalog is not None else platform_id,
         "workload": workload,
         "system": system,
-        "nodes": float(get("nodes", 1)),
+        "nodes": nodes,
         **knobs,
     }
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain
+from perfmodel import chain, figures
 from perfmodel.workload import Workload
 
 PLATFORM = "x86-ceph-osd-c220m5"
@@ -82,3 +82,18 @@ def test_bad_profiles_are_named():
         perfmodel.predict(PLATFORM, w, nodes=4, system="ceph", ec_k=6, ec_m=2)
     assert np.isfinite(perfmodel.predict(PLATFORM, w, nodes=8, system="ceph", ec_k=6, ec_m=2)
                        ["throughput_ops_s"]).all()  # fmt: skip
+
+
+def test_placement_error_names_what_cannot_be_placed_one_per_node():
+    from perfmodel.chain import placement_error
+
+    assert placement_error(3, 3) == ""
+    assert placement_error(1, 3) == "replication_factor: 3 exceeds nodes (1)"
+    assert placement_error([4, 8], 1, [4, 6], [2, 2]) == "ec_k + ec_m: 6 erasure-coded shards exceed nodes (4)"
+    assert placement_error(8, 1, 6, 2) == "" and placement_error(0, 1) == "nodes: must be >= 1"
+    # a figure's configuration is refused where it is built, with the predictor's words
+    row = {"system": "ceph", "platform_id": "x86-xeon-8276m-2s-sepia-o05", "nodes": 1, "operation": "read",
+           "read_fraction": 1.0, "io_bytes": 4096, "object_bytes": 4096, "clients": 1, "iodepth": 1,
+           "ec_profile": "6+2", "level": "client"}  # fmt: skip
+    with pytest.raises(ValueError, match="8 erasure-coded shards exceed nodes"):
+        figures.figure_config(row)
