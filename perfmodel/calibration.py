@@ -144,7 +144,7 @@ class FigureObjective:
         self.pct = percent(used)
         self.weight = np.where(used["relation"].fillna("").to_numpy() == "approx", 0.5, 1.0)
         #: a figure's share of the objective (column ``fit_weight``, e.g. :func:`lab_weights`); 1 without
-        self.fit_weight = (used["fit_weight"].to_numpy(float) if "fit_weight" in used else np.ones(len(used)))
+        self.fit_weight = used["fit_weight"].to_numpy(float) if "fit_weight" in used else np.ones(len(used))
 
     def params_at(self, x) -> ParameterSet:
         """The parameter set with ``free`` at ``exp(x)``."""

@@ -18,12 +18,12 @@ level-``q`` half-width ``m_q`` is the weighted ``q``-quantile of the pooled scor
 
 Cells: a system family (:data:`FAMILY`) x metric group (:data:`perfmodel.discrepancy.GROUPS`)
 where it holds at least :data:`MIN_LABS` labs, else the metric group over all families where it
-holds :data:`MIN_GROUP_LABS`, else every figure pooled. :func:`evaluate` holds each lab out in turn, calibrates on the other labs
-with that same rule, and reports per metric group the share of figures and the mean share per
-lab inside the band, the median width (upper / lower) and the mean interval score (Gneiting &
-Raftery 2007, *Strictly proper scoring rules, prediction, and estimation*, JASA 102(477), eq. 43,
-in log units). The tests fail when a group with :data:`MIN_GROUP_LABS` labs or more has figure
-coverage outside 80-97%, above as well as below.
+holds :data:`MIN_GROUP_LABS`, else every figure pooled. :func:`evaluate` holds each lab out in
+turn, calibrates on the other labs with that same rule, and reports per metric group the share of
+figures and the mean share per lab inside the band, the median width (upper / lower) and the mean
+interval score (Gneiting & Raftery 2007, *Strictly proper scoring rules, prediction, and
+estimation*, JASA 102(477), eq. 43, in log units). The tests fail when a group with
+:data:`MIN_GROUP_LABS` labs or more has figure coverage outside 80-97%, above as well as below.
 
 A band wider than :data:`TOO_WIDE` from lower to upper decides nothing; :func:`band_note` says so
 and the command line, the report and the planner print that sentence instead of the numbers.
