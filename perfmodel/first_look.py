@@ -153,20 +153,23 @@ def report_lines(table: pd.DataFrame) -> list[str]:
 
 
 def markdown(table: pd.DataFrame | None = None) -> str:
-    """docs/validation.md's first-look table: one row per source in the order recorded, then the
-    pooled line and the median of lab medians (factor errors; band = the 90% band of that commit)."""
+    """docs/validation.md's first-look table: one row per source in the order recorded (a source
+    none of whose figures the model could predict shows dashes), then the pooled line and the median
+    of lab medians (factor errors; band = the 90% band of that commit)."""
     table = load() if table is None else table
     if table.empty:
         return "No first look recorded yet."
     scored = table.dropna(subset=["factor_error"])
-    lines = ["| recorded | commit | source | lab | system | figures | median | p90 | in 90% band |",
+    lines = ["| recorded | commit | source | lab | system | figures predicted | median | p90 | in 90% band |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for source, part in scored.groupby("source_id", sort=False):
-        f = part["factor_error"]
+    for source, part in table.groupby("source_id", sort=False):
+        f = part["factor_error"].dropna()
+        counts = f"{len(f)}" if len(f) == len(part) else f"{len(f)} of {len(part)}"
+        stats = (f"{f.median():.2f}x | {f.quantile(0.9):.2f}x | {part.loc[f.index, 'in_band90'].mean():.0%}"
+                 if len(f) else "- | - | -")  # fmt: skip
         lines.append(
             f"| {part['recorded_on'].iloc[0]} | {str(part['commit'].iloc[0])[:7]} | {source} | "
-            f"{part['group'].iloc[0]} | {', '.join(sorted(set(part['system'])))} | {len(part)} | "
-            f"{f.median():.2f}x | {f.quantile(0.9):.2f}x | {part['in_band90'].mean():.0%} |"
+            f"{part['group'].iloc[0]} | {', '.join(sorted(set(part['system'])))} | {counts} | {stats} |"
         )
     labs = scored.groupby("group")["factor_error"].median()
     f = scored["factor_error"]
