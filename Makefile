@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.perfmodel-installed
 
-.PHONY: run test lint bench clean browser screenshots
+.PHONY: run test test-fast lint bench clean browser screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ run: $(STAMP)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+# The edit-test loop: unit and property tests without the slow ones (README commands, the wheel,
+# notebooks, browser, simulator comparisons), a tenth of the Hypothesis examples, on every core
+# (pytest-xdist; whole files per worker). Under 3 minutes on 2 cores.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests/unit tests/property -m "not slow" --hypothesis-profile=fast -n auto --dist loadfile
 
 # Chromium and chromedriver for the real-browser test of the planner (Debian's chromium and
 # chromium-driver), installed when missing: as root, or with passwordless sudo. Where neither

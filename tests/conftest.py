@@ -1,4 +1,4 @@
-"""Shared fixtures: seeded randomness and paths to the repository and seeds."""
+"""Shared fixtures: seeded randomness and paths to the repository and seeds; Hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+#: ``--hypothesis-profile=fast`` (``make test-fast``): a tenth of the default examples, for the tests
+#: that ask for a multiple of the profile's (``settings.default.max_examples``)
+settings.register_profile("fast", max_examples=10)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -48,7 +48,9 @@ def needs(out):
             zip(out.platform, out.threads_per_core, out.nodes, out.feasible, strict=True)}  # fmt: skip
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# twice the loaded profile's examples: 200 in the full suite, 20 in make test-fast
+@settings(max_examples=2 * settings.default.max_examples, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 @given(requests())
 def test_size_always_answers_monotonically_with_consistent_ranges(req):
     factor = req.pop("factor")

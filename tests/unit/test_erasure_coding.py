@@ -89,7 +89,9 @@ def test_placement_error_names_what_cannot_be_placed_one_per_node():
 
     assert placement_error(3, 3) == ""
     assert placement_error(1, 3) == "replication_factor: 3 exceeds nodes (1)"
-    assert placement_error([4, 8], 1, [4, 6], [2, 2]) == "ec_k + ec_m: 6 erasure-coded shards exceed nodes (4)"
+    assert (
+        placement_error([4, 8], 1, [4, 6], [2, 2]) == "ec_k + ec_m: 6 erasure-coded shards exceed nodes (4)"
+    )
     assert placement_error(8, 1, 6, 2) == "" and placement_error(0, 1) == "nodes: must be >= 1"
     # a figure's configuration is refused where it is built, with the predictor's words
     row = {"system": "ceph", "platform_id": "x86-xeon-8276m-2s-sepia-o05", "nodes": 1, "operation": "read",

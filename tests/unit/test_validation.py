@@ -136,6 +136,7 @@ def test_bad_cv_value():
         validate(cv="kfold")
 
 
+@pytest.mark.slow  # full refits: make test runs it, make test-fast does not
 def test_a_held_out_figure_cannot_influence_its_own_prediction(small):
     """Perturb a held-out figure 10x: its out-of-sample prediction is unchanged, while the fit
     that sees it (in-sample) moves -- so the test would catch a leak."""
@@ -155,6 +156,7 @@ def test_a_held_out_figure_cannot_influence_its_own_prediction(small):
     assert base.converged.all() and len(base.attrs["refits"]) == 7  # 6 linked pairs + the full fit
 
 
+@pytest.mark.slow  # full refits: make test runs it, make test-fast does not
 def test_refits_start_from_the_priors_not_from_a_fit(small):
     """The table depends on the starting set only: the in-sample parameter set plays no part."""
     a = validate(small, cv="loo", free=CEPH_FREE, workers=1, params="calibrated")
