@@ -22,8 +22,9 @@ run: $(STAMP)
 	$(BIN)/perfmodel notebooks run 05-sizing --out out/notebooks --force
 	@cat out/notebooks/05-sizing/defaults-*/conclusion.txt
 
+# The whole suite on every core (pytest-xdist, whole files per worker): about 7 minutes on 2 cores.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The edit-test loop: unit and property tests without the slow ones (README commands, the wheel,
 # notebooks, browser, simulator comparisons), a tenth of the Hypothesis examples, on every core
