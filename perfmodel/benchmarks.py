@@ -273,6 +273,14 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "copies_per_node",
+        "int",
+        False,
+        "most copies or erasure-coded chunks of one object a node held (knob copies_per_node; blank = "
+        "1, each on its own node; Ceph's crush-failure-domain=osd, e.g. a pool on one host: more)",
+        config=True,
+    ),
+    Column(
         "level",
         "choice",
         True,

@@ -233,13 +233,15 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
                 "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
                 "acks", "read_acks"):  # fmt: skip
         cfg[key] = cfg[key].astype(float)
-    why = placement_error(cfg["nodes"], cfg["replication_factor"])
-    if why:
-        raise ValueError(why)
     sys_ = _system_arrays(cfg["system"])
     # a knob of another system is refused, never ignored; then unset entries take their defaults
     settings.check_applies({k: knob_arrays[k] for k in knobs}, sys_.specs, sys_.codes)
     knob_arrays = settings.fill_defaults(knob_arrays)
+    why = placement_error(
+        cfg["nodes"], cfg["replication_factor"], copies_per_node=knob_arrays["copies_per_node"]
+    )
+    if why:
+        raise ValueError(why)
     _erasure_coding(cfg, knob_arrays)
     plat = _with_network(
         _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
@@ -266,24 +268,29 @@ def _statement_defaults(knobs: dict, workload: Workload, sys_: SystemArrays) -> 
     knobs["wait_scv"] = settings.fill(knobs["wait_scv"], order).astype(float)
 
 
-def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan) -> str:
+def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan, copies_per_node=1.0) -> str:
     """Why a configuration's copies or erasure-coded chunks cannot be placed ("" when they can):
-    ``nodes`` below 1, more copies (``replication_factor``) than nodes, or a ``k + m`` pool
-    (``ec_k``, ``ec_m``; NaN for a replicated one) wider than the nodes -- every copy and chunk on
-    its own node (Ceph's default crush-failure-domain=host; Cassandra's and ScyllaDB's replicas on
-    distinct nodes). Arrays broadcast; the first offending entry is named. The predictor refuses
-    such a configuration, and :class:`perfmodel.figures.FigurePlan` checks it when it builds one."""
-    values = (nodes, replication_factor, ec_k, ec_m)
-    nodes, rf, k, m = (np.atleast_1d(v) for v in np.broadcast_arrays(*(np.asarray(v, float) for v in values)))
+    ``nodes`` below 1, more copies (``replication_factor``) or ``k + m`` chunks (``ec_k``, ``ec_m``;
+    NaN for a replicated pool) than ``nodes x copies_per_node`` slots. ``copies_per_node`` is 1 when
+    every copy and chunk sits on its own node (Ceph's default crush-failure-domain=host; Cassandra's
+    and ScyllaDB's replicas on distinct nodes); Ceph's crush-failure-domain=osd puts several on one
+    host, each on its own OSD (Ceph documentation, 'Erasure code profiles': crush-failure-domain,
+    default host). Arrays broadcast; the first offending entry is named. The predictor refuses such
+    a configuration, and :class:`perfmodel.figures.FigurePlan` checks it when it builds one."""
+    values = (nodes, replication_factor, ec_k, ec_m, copies_per_node)
+    arrays = np.broadcast_arrays(*(np.asarray(v, float) for v in values))
+    nodes, rf, k, m, per_node = (np.atleast_1d(v) for v in arrays)
     if (nodes < 1).any():
         return "nodes: must be >= 1"
-    if (rf > nodes).any():
-        i = int(np.argmax(rf > nodes))
-        return f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g})"
-    wide = np.isfinite(k) & np.isfinite(m) & (k + m > nodes)
+    slots = nodes * per_node
+    where = np.where(per_node > 1, [f" x copies_per_node ({c:g})" for c in per_node], "")
+    if (rf > slots).any():
+        i = int(np.argmax(rf > slots))
+        return f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g}){where[i]}"
+    wide = np.isfinite(k) & np.isfinite(m) & (k + m > slots)
     if wide.any():
         i = int(np.argmax(wide))
-        return f"ec_k + ec_m: {k[i] + m[i]:g} erasure-coded shards exceed nodes ({nodes[i]:g})"
+        return f"ec_k + ec_m: {k[i] + m[i]:g} erasure-coded shards exceed nodes ({nodes[i]:g}){where[i]}"
     return ""
 
 
@@ -310,7 +317,7 @@ def _erasure_coding(cfg: dict, knobs: dict) -> None:
     ec = np.isfinite(k)
     if (ec != np.isfinite(m)).any():
         raise ValueError("ec_k / ec_m: an erasure-coded pool needs both (k data and m coding chunks)")
-    why = placement_error(cfg["nodes"], 1.0, k, m)
+    why = placement_error(cfg["nodes"], 1.0, k, m, knobs["copies_per_node"])
     if why:
         raise ValueError(why)
     k, m = np.where(ec, k, 1.0), np.where(ec, m, 0.0)

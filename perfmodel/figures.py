@@ -143,6 +143,8 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.chain._erasure_coding)
         k, _, m = str(get("ec_profile")).partition("+")
         knobs["ec_k"], knobs["ec_m"] = float(k), float(m)
+    if not _blank(row.get("copies_per_node")):  # several copies / chunks on one node's OSDs
+        knobs["copies_per_node"] = float(row["copies_per_node"])
     if not _blank(row.get("zones")):  # a cluster over availability zones (perfmodel.placement)
         knobs["zones"] = float(row["zones"])
     if not _blank(row.get("zone_rtt_us")):  # the region's round trip between zones
@@ -170,7 +172,7 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     platform_id = str(row["platform_id"])
     nodes = float(get("nodes", 1))
     ec = (knobs.get("ec_k", math.nan), knobs.get("ec_m", math.nan))
-    why = placement_error(nodes, workload.replication_factor, *ec)
+    why = placement_error(nodes, workload.replication_factor, *ec, knobs.get("copies_per_node", 1.0))
     if why:  # refused here, not in FigurePlan's vectorised call (which would then go row by row)
         raise ValueError(why)
     return {

@@ -206,6 +206,16 @@ KNOBS: dict[str, Knob] = {
             applies="erasure_coding",
         ),
         Knob(
+            "copies_per_node",
+            "count",
+            "count",
+            1.0,
+            "most copies or erasure-coded chunks of one object a node holds (1: each on its own node, "
+            "Ceph's default crush-failure-domain=host; more with crush-failure-domain=osd, e.g. a pool "
+            "on one host)",
+            applies="erasure_coding",
+        ),
+        Knob(
             "statements_per_op",
             "count",
             "count",

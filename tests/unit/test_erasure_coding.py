@@ -99,3 +99,25 @@ def test_placement_error_names_what_cannot_be_placed_one_per_node():
            "ec_profile": "6+2", "level": "client"}  # fmt: skip
     with pytest.raises(ValueError, match="8 erasure-coded shards exceed nodes"):
         figures.figure_config(row)
+
+
+def test_copies_per_node_lets_a_pool_live_on_one_host():
+    """crush-failure-domain=osd: an EC 6+2 pool on one node is placed once the node may hold 8 chunks,
+    and each node then carries every chunk's work (per-node load scales as k + m over nodes)."""
+    from perfmodel.chain import placement_error
+
+    assert placement_error(1, 1, 6, 2, copies_per_node=8) == ""
+    assert placement_error(1, 3, copies_per_node=3) == ""
+    assert placement_error(1, 1, 6, 2, copies_per_node=4) == (
+        "ec_k + ec_m: 8 erasure-coded shards exceed nodes (1) x copies_per_node (4)"
+    )
+    w = Workload(read_fraction=0.0, object_bytes=4096, io_bytes=4096, clients=64, replication_factor=1)
+    one = perfmodel.predict(
+        "x86-ceph-osd-c220m5", w, nodes=1, system="ceph", ec_k=2, ec_m=1, copies_per_node=3
+    )
+    three = perfmodel.predict("x86-ceph-osd-c220m5", w, nodes=3, system="ceph", ec_k=2, ec_m=1)
+    assert one.throughput_ops_s.iloc[0] < three.throughput_ops_s.iloc[0]  # one host does all three's work
+    with pytest.raises(ValueError, match="copies_per_node"):
+        perfmodel.predict("x86-ceph-osd-c220m5", w, nodes=1, system="ceph", ec_k=2, ec_m=1, copies_per_node=2)
+    with pytest.raises(ValueError, match="copies_per_node"):  # a knob of the pools Ceph has, not Redis
+        perfmodel.predict("x86-dl380-e5-2630v4", w, nodes=1, system="redis", copies_per_node=2)
