@@ -90,10 +90,11 @@ def evaluation():
 
 
 def test_leave_one_lab_out_coverage_is_neither_too_low_nor_too_high(evaluation):
-    """80-97% of the figures inside the 90% band in every metric group with enough labs for a 90%
-    quantile over labs (MIN_LABS), each lab's figures against bands calibrated on the other labs."""
+    """80-97% of the figures inside the 90% band in every metric group whose held-out labs are each
+    calibrated on enough other labs for a 90% quantile over labs (MIN_LABS others: MIN_LABS + 1 labs
+    in the group), each lab's figures against bands calibrated on the other labs."""
     frame = evaluation[0.9]
-    judged = frame[frame["labs"] >= lab_bands.MIN_LABS]
+    judged = frame[frame["labs"] > lab_bands.MIN_LABS]
     assert {"all", "throughput", "mean latency", "tail latency"} <= set(judged["metric_group"])
     for r in judged.itertuples():
         assert 0.80 <= r.coverage <= 0.97, (r.metric_group, r.coverage)
