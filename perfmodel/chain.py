@@ -283,14 +283,17 @@ def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan, cop
     if (nodes < 1).any():
         return "nodes: must be >= 1"
     slots = nodes * per_node
-    where = np.where(per_node > 1, [f" x copies_per_node ({c:g})" for c in per_node], "")
+
+    def where(i: int) -> str:  # the offending entry's slots, formatted only when one offends
+        return f"nodes ({nodes[i]:g})" + (f" x copies_per_node ({per_node[i]:g})" if per_node[i] > 1 else "")
+
     if (rf > slots).any():
         i = int(np.argmax(rf > slots))
-        return f"replication_factor: {rf[i]:g} exceeds nodes ({nodes[i]:g}){where[i]}"
+        return f"replication_factor: {rf[i]:g} exceeds {where(i)}"
     wide = np.isfinite(k) & np.isfinite(m) & (k + m > slots)
     if wide.any():
         i = int(np.argmax(wide))
-        return f"ec_k + ec_m: {k[i] + m[i]:g} erasure-coded shards exceed nodes ({nodes[i]:g}){where[i]}"
+        return f"ec_k + ec_m: {k[i] + m[i]:g} erasure-coded shards exceed {where(i)}"
     return ""
 
 
