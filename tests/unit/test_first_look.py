@@ -90,3 +90,20 @@ def test_docs_print_the_record_by_source():
     # one row per source in the table, in the order they were recorded
     rows = [line.split(" | ")[2] for line in read_block(text, "first-look").splitlines()[2:] if "|" in line]
     assert rows == list(dict.fromkeys(record["source_id"]))
+
+
+def test_the_docs_table_lists_a_source_the_model_could_not_predict():
+    """A source with no prediction keeps its row (dashes), a partly predicted one says 'n of N', and
+    the medians and band share are over the predicted figures only."""
+    rows = []
+    for source, errors in (("a", [1.5, 2.0, 3.0]), ("b", [np.nan, np.nan]), ("c", [1.2, np.nan])):
+        for e in errors:
+            band = 1.0 if np.isfinite(e) else np.nan
+            rows.append({"source_id": source, "group": f"lab-{source}", "system": "redis",
+                         "recorded_on": "2026-11-28", "commit": "0123456789", "factor_error": e,
+                         "in_band90": band})  # fmt: skip
+    text = first_look.markdown(pd.DataFrame(rows))
+    assert "| b | lab-b | redis | 0 of 2 | - | - | - |" in text
+    assert "| c | lab-c | redis | 1 of 2 | 1.20x | 1.20x | 100% |" in text
+    assert "| a | lab-a | redis | 3 | 2.00x |" in text
+    assert "All 4 figures of 2 sources from 2 labs" in text
