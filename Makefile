@@ -55,7 +55,7 @@ screenshots: $(STAMP) browser
 	$(BIN)/python tests/browser/screenshots.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check perfmodel tests benchmarks notebooks
+	$(BIN)/ruff check perfmodel tools tests benchmarks notebooks
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

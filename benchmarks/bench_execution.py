@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 import perfmodel
-from perfmodel.execution import map_tasks
+from perfmodel.run.execution import map_tasks
 
 NOOP_TASKS = 2_000
 
@@ -143,8 +143,9 @@ def cpu_share() -> None:
 def first_pool() -> None:
     """The first local pool of a fresh session: the fork server imports perfmodel once."""
     code = (
-        "import time, perfmodel; from perfmodel.execution import map_tasks; from benchmarks.bench_execution "
-        "import noop; t = time.perf_counter(); map_tasks(noop, [0, 1], workers=2, progress=False); "
+        "import time, perfmodel; from perfmodel.run.execution import map_tasks; "
+        "from benchmarks.bench_execution import noop; t = time.perf_counter(); "
+        "map_tasks(noop, [0, 1], workers=2, progress=False); "
         "print(time.perf_counter() - t)"
     )
     cold_s = float(

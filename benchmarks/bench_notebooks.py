@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from perfmodel import batch
+from perfmodel.run import batch
 
 
 def _bare_notebook(folder: Path) -> Path:

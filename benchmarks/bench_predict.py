@@ -18,8 +18,8 @@ import time
 import numpy as np
 from scipy import special
 
-from perfmodel.node import grid, predict
-from perfmodel.workload import Workload
+from perfmodel.inputs.workload import Workload
+from perfmodel.model.predict import grid, predict
 
 PLATFORMS = ["power8-s821lc-10c", "x86-dl380-e5-2630v4"]
 

@@ -76,8 +76,8 @@ def mmc_config() -> SimConfig:
 
 
 def node_config():
-    from perfmodel.node import build_model
-    from perfmodel.workload import Workload
+    from perfmodel.inputs.workload import Workload
+    from perfmodel.model.predict import build_model
 
     w = Workload(
         read_fraction=0.8,
@@ -116,7 +116,7 @@ def memory_child(requests: int) -> None:
 def error_table(requests: int = 1_000_000, replications: int = 3) -> None:
     """Analytic (predict) versus simulated (CI) for seed-like configurations; prints a Markdown table."""
     import perfmodel
-    from perfmodel.workload import Workload
+    from perfmodel.inputs.workload import Workload
 
     mixed = dict(object_bytes=1024, dataset_bytes=500 * 2**30, replication_factor=3, consistency="QUORUM")
     cases = [

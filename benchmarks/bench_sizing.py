@@ -20,7 +20,7 @@ import numpy as np
 
 import perfmodel
 from benchmarks.bench_predict import numpy_baseline
-from perfmodel.sizing import size
+from perfmodel.plan.sizing import size
 
 PLANNER_DEFAULTS = dict(
     platforms=["power8-s821lc-10c", "x86-dl380-e5-2630v4", "kunpeng-r722"], system="scylla",
@@ -40,8 +40,8 @@ def _best(fn, clock=time.perf_counter, repeats: int = 3) -> float:
 
 
 def main(argv=None):
-    from perfmodel import planner
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs.workload import load_workload_file
+    from perfmodel.plan import planner
 
     base = numpy_baseline(100_000)
     spec = load_workload_file(str(perfmodel.__path__[0] + "/../data/workloads/scylla-read-heavy.yaml"))

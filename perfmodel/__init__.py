@@ -20,8 +20,8 @@ Public entry points::
 optimiser and the execution layer).
 """
 
-from perfmodel.benchmarks import load_benchmarks, summarize_benchmarks
-from perfmodel.catalog import (
+from perfmodel.evidence.recorded import load_benchmarks, summarize_benchmarks
+from perfmodel.inputs.catalog import (
     Device,
     Network,
     Platform,
@@ -32,14 +32,14 @@ from perfmodel.catalog import (
     load_network,
     load_platform,
 )
-from perfmodel.errors import CatalogError, DataError, UnknownNameError
-from perfmodel.node import grid, predict
-from perfmodel.params import ParameterSet, list_parameter_sets, load_parameters
+from perfmodel.inputs.errors import CatalogError, DataError, UnknownNameError
+from perfmodel.inputs.params import ParameterSet, list_parameter_sets, load_parameters
+from perfmodel.inputs.systems import SystemSpec, list_systems, load_system
+from perfmodel.inputs.workload import Workload
+from perfmodel.model.predict import grid, predict
+from perfmodel.plan.sizing import size
+from perfmodel.plan.sweeps import sweep
 from perfmodel.sim import simulate
-from perfmodel.sizing import size
-from perfmodel.sweeps import sweep
-from perfmodel.systems import SystemSpec, list_systems, load_system
-from perfmodel.workload import Workload
 
 __version__ = "0.1.0"
 
@@ -47,11 +47,11 @@ __version__ = "0.1.0"
 def __getattr__(name: str):
     """``perfmodel.calibrate`` / ``perfmodel.validate``, imported on first use."""
     if name == "calibrate":
-        from perfmodel.calibration import calibrate
+        from perfmodel.evidence.calibration import calibrate
 
         return calibrate
     if name == "validate":
-        from perfmodel.validation import validate
+        from perfmodel.evidence.validation import validate
 
         return validate
     raise AttributeError(f"module 'perfmodel' has no attribute {name!r}")

@@ -7,7 +7,7 @@ more platforms), ``size`` (node counts per platform for a target and SLO),
 intervals and a progress bar), ``calibrate`` and ``validate`` (fit the
 parameters, and report every figure predicted vs recorded) and ``report``
 (what ``make run`` runs), ``notebooks list|run`` (the papermill notebooks over
-a parameter grid, see :mod:`perfmodel.batch`).
+a parameter grid, see :mod:`perfmodel.run.batch`).
 Each verb that prints a table takes ``--format table|csv|json``.
 
 Exit status: 0 done; 1 done, but some notebook runs failed; 2 a bad request (a
@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import perfmodel
-from perfmodel import benchmarks, catalog, units
-from perfmodel.errors import DataError, UnknownNameError
-from perfmodel.report import PREDICT_TABLE
-from perfmodel.report import emit as _emit
-from perfmodel.sizing import TARGET_UNITS
-from perfmodel.workload import load_workload_file
+from perfmodel.evidence import recorded as benchmarks
+from perfmodel.inputs import catalog, units
+from perfmodel.inputs.errors import DataError, UnknownNameError
+from perfmodel.inputs.workload import load_workload_file
+from perfmodel.plan.report import PREDICT_TABLE
+from perfmodel.plan.report import emit as _emit
+from perfmodel.plan.sizing import TARGET_UNITS
 
 FORMATS = ("table", "csv", "json")
 #: exit status of a request a check rejected (argparse's usage errors exit 2 as well)
@@ -92,8 +93,8 @@ def _cmd_data(args: argparse.Namespace) -> int:
 
 
 def _workload_spec(args: argparse.Namespace) -> dict:
-    """The workload file with ``--set KNOB=VALUE`` overrides applied (:func:`perfmodel.settings.parse`)."""
-    from perfmodel import settings
+    """The workload file with ``--set KNOB=VALUE`` overrides applied (:func:`.knobs.parse`)."""
+    from perfmodel.inputs import knobs as settings
 
     spec = load_workload_file(args.workload)
     for item in args.set or []:
@@ -111,7 +112,7 @@ def _user_catalog(args: argparse.Namespace):
     """The shipped catalog plus every YAML file of each ``--catalog DIR`` (None without one)."""
     from pathlib import Path
 
-    from perfmodel.catalog import Catalog, default_catalog
+    from perfmodel.inputs.catalog import Catalog, default_catalog
 
     dirs = getattr(args, "catalog", None) or []
     if not dirs:
@@ -154,7 +155,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     ).drop(columns="configuration")
     _emit(frame if args.format != "table" else frame[_table_columns(frame)].round(3), args.format)
     if args.format == "table":
-        from perfmodel.caveats import caveat
+        from perfmodel.evidence.caveats import caveat
 
         for system in sorted(set(map(str, frame["system"]))):
             print(f"Caveat: {caveat(system, ('throughput', 'mean latency', 'tail latency'))}")
@@ -220,8 +221,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from perfmodel.calibration import DEFAULT_FREE, calibrate, save_parameter_set
-    from perfmodel.catalog import Catalog, default_catalog
+    from perfmodel.evidence.calibration import DEFAULT_FREE, calibrate, save_parameter_set
+    from perfmodel.inputs.catalog import Catalog, default_catalog
 
     if args.out and not Path(args.out).resolve().parent.is_dir():  # before a fit of minutes, not after
         raise FileNotFoundError(f"--out {args.out}: folder {Path(args.out).resolve().parent} does not exist")
@@ -256,7 +257,7 @@ VALIDATE_COLUMNS = ["figure_id", "source", "group", "metric", "metric_group", "u
 
 
 def _cmd_first_look(args: argparse.Namespace) -> int:
-    from perfmodel import first_look
+    from perfmodel.evidence import first_look
 
     if args.take:
         rows = first_look.take(args.take)
@@ -266,10 +267,10 @@ def _cmd_first_look(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from perfmodel import validation
+    from perfmodel.evidence import validation
 
     if args.by_lab:
-        from perfmodel import labs
+        from perfmodel.evidence import labs
 
         if args.cv or args.data or args.params or args.start or args.cached or args.first_look:
             raise ValueError("--by-lab: reports the stored runs by lab alone (no --cv, --data, --params)")
@@ -280,7 +281,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             _emit(table, args.format)
         return 0
     if args.first_look:
-        from perfmodel import first_look
+        from perfmodel.evidence import first_look
 
         if args.cv or args.data or args.params or args.start or args.cached:
             raise ValueError("--first-look: reports the first-look record alone (no --cv, --data, --params)")
@@ -295,7 +296,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.cached:
         if args.cv is None or data is not None or args.params or args.start or catalog is not None:
             raise ValueError("--cached: takes --cv and the shipped figures and parameter sets only")
-        from perfmodel.validation_runs import load_cv
+        from perfmodel.evidence.stored_runs import load_cv
 
         table = load_cv(args.cv)
     else:
@@ -355,7 +356,7 @@ def _amount(text: str, flag: str) -> float:
 
 
 def _cmd_size(args: argparse.Namespace) -> int:
-    from perfmodel.sizing import DEFAULT_PLATFORMS
+    from perfmodel.plan.sizing import DEFAULT_PLATFORMS
 
     spec = _workload_spec(args)
     if (args.target_ops is None) == (args.target is None):
@@ -389,13 +390,13 @@ def _cmd_size(args: argparse.Namespace) -> int:
         **knobs,
     )
     if args.format == "table":
-        from perfmodel.sizing_view import table_text
+        from perfmodel.plan.sizing_view import table_text
 
         print(table_text(frame, slo_p99_ms=args.slo_p99_ms))
     else:
         _emit(frame, args.format)
     if args.format == "table":
-        from perfmodel import studies
+        from perfmodel.plan import studies
 
         print()
         print(studies.sizing_conclusion(frame, target_ops_s=frame.attrs["target_ops_s"],
@@ -407,14 +408,14 @@ def _cmd_size(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from perfmodel.report import main_report
+    from perfmodel.plan.report import main_report
 
     main_report(full=args.full)
     return 0
 
 
 def _cmd_notebooks(args: argparse.Namespace) -> int:
-    from perfmodel import batch
+    from perfmodel.run import batch
 
     if args.action == "list":
         for path in batch.list_notebooks():
@@ -456,7 +457,7 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
         timeout_s=batch.DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout,
         html=not args.no_html,
     )
-    from perfmodel.execution import Interrupted
+    from perfmodel.run.execution import Interrupted
 
     try:
         records = batch.run_batch(
@@ -659,7 +660,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cached",
         action="store_true",
         help="with --cv: print the stored run behind docs/validation.md instead of refitting "
-        "(checked for staleness; regenerate with `python -m perfmodel.calibration`)",
+        "(checked for staleness; regenerate with `python -m tools.refit`)",
     )
     val.add_argument(
         "--by-lab", action="store_true",
@@ -799,7 +800,7 @@ def with_catalog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def with_execution(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """``--scheduler`` / ``--workers``: where the work runs (see :mod:`perfmodel.execution`)."""
+    """``--scheduler`` / ``--workers``: where the work runs (see :mod:`perfmodel.run.execution`)."""
     parser.add_argument(
         "--scheduler",
         default=None,

@@ -3,7 +3,7 @@
 The analytic engine gives means exactly but tails only approximately; the
 simulator is the ground truth for tails, replica order statistics, flush
 bursts and shard imbalance, and the tool for configurations outside what the
-formulas cover. It runs exactly the networks of :func:`perfmodel.node.build_model`
+formulas cover. It runs exactly the networks of :func:`perfmodel.model.predict.build_model`
 (no second way to describe a system).
 
 Modules

@@ -1,12 +1,12 @@
 """One configuration of a station network, as plain numbers the simulators run.
 
-:func:`config_from_model` takes row ``i`` of a :class:`perfmodel.node.NodeModel`
+:func:`config_from_model` takes row ``i`` of a :class:`perfmodel.model.predict.NodeModel`
 (the unsolved network :func:`perfmodel.predict` solves) so that the simulator
 runs exactly the system the analytic model describes; :func:`config_from_network`
-does the same for a hand-built :class:`perfmodel.solve.Network` (tests, studies).
+does the same for a hand-built :class:`perfmodel.solve.network.Network` (tests, studies).
 
-Semantics (see :mod:`perfmodel.solve`): a read visits every station with
-``d_read > 0`` in :data:`perfmodel.solve.STATIONS` order; a write runs on
+Semantics (see :mod:`perfmodel.solve.network`): a read visits every station with
+``d_read > 0`` in :data:`perfmodel.solve.network.STATIONS` order; a write runs on
 ``copies`` replicas, each visiting every station with ``d_write > 0``, and
 completes at the ``acks``-th replica. ``mult`` identical instances of a
 station share its load: a visit picks one uniformly at random. When ``mult``
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perfmodel import storage
+from perfmodel.mechanisms import storage
 from perfmodel.sim.distributions import Distribution, from_moments
-from perfmodel.solve import STATIONS, Network, background_jobs
+from perfmodel.solve.network import STATIONS, Network, background_jobs
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class SimConfig:
     takes ``hot_node / nodes`` of the requests (and of the write replicas) and the
     others share the rest evenly; on node 0, device 0 takes the share that makes
     its cluster-wide load ``hot_device`` times the mean device's
-    (:mod:`perfmodel.placement`; the analytic solvers load every instance like
+    (:mod:`perfmodel.mechanisms.placement`; the analytic solvers load every instance like
     the busiest one).
     ``destage`` (optional, one per station) [s]: work a write replica leaves
     at the station after its own service there -- a drive acknowledges a write
@@ -71,7 +71,7 @@ class SimConfig:
     node's instance of the station, FCFS, and no request waits for it.
     ``flush_queue_share`` [-] (default 1: one queue): the share of the reads at the
     flushing device that share the flush's hardware queue and wait behind its I/Os
-    (:func:`perfmodel.storage.flush_queue_share`); the others are fetched ahead of the
+    (:func:`perfmodel.mechanisms.storage.flush_queue_share`); the others are fetched ahead of the
     flush's queued I/Os (NVMe round-robin arbitration): they queue only behind the
     requests' and background jobs' work, as if no flush were queued.
     ``flush_read_cap`` [s] (default inf): a read on the flush's queue waits behind at most this
@@ -356,7 +356,7 @@ def config_from_network(
 
 
 def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict | None = None) -> SimConfig:
-    """Row ``i`` of a :class:`perfmodel.node.NodeModel`, flushes made explicit.
+    """Row ``i`` of a :class:`perfmodel.model.predict.NodeModel`, flushes made explicit.
 
     Where the system is an LSM store (its spec's ``lsm``) and a write causes
     background bytes, the flushes are simulated (the analytic model keeps that

@@ -57,7 +57,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL
 
-from perfmodel import storage
+from perfmodel.mechanisms import storage
 from perfmodel.sim.config import SimConfig
 from perfmodel.sim.distributions import from_moments
 from perfmodel.sim.results import Records

@@ -1,7 +1,7 @@
 """``perfmodel.simulate``: independent replications of the node model, with confidence intervals.
 
 :func:`simulate` builds the same station networks as :func:`perfmodel.predict`
-(:func:`perfmodel.node.build_model`) and simulates each configuration
+(:func:`perfmodel.model.predict.build_model`) and simulates each configuration
 ``replications`` times, each replication seeded from ``(seed, replication
 index)`` through :class:`numpy.random.SeedSequence` (so the same seed gives the
 same answer, and every configuration of a grid sees common random numbers).
@@ -12,7 +12,7 @@ The engine is chosen per configuration: the compiled Kiefer-Wolfowitz
 recursion (:mod:`perfmodel.sim.fast`) for an open tandem without replicas or
 flush bursts, else the SimPy engine (:mod:`perfmodel.sim.engine`).
 
-Replications are independent tasks of :func:`perfmodel.execution.map_tasks`:
+Replications are independent tasks of :func:`perfmodel.run.execution.map_tasks`:
 this process, local worker processes or a Dask cluster (``workers=``,
 ``scheduler=``) give identical numbers.
 
@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from perfmodel.execution import Interrupted, map_tasks, task_rng
-from perfmodel.node import OUTPUT_COLUMNS
+from perfmodel.model.predict import OUTPUT_COLUMNS
+from perfmodel.run.execution import Interrupted, map_tasks, task_rng
 from perfmodel.sim.config import SimConfig, config_from_model
 from perfmodel.sim.engine import run_simpy
 from perfmodel.sim.fast import run_fast
 from perfmodel.sim.results import records_frame, replication_metrics, spread_warning, t_interval
-from perfmodel.solve import STATIONS
+from perfmodel.solve.network import STATIONS
 
 ENGINES = ("auto", "simpy", "fast")
 #: metrics that get confidence-interval columns
@@ -234,7 +234,7 @@ def _run_all(
     workers=None,
 ):
     """Replications of every configuration (``None`` = not simulated), one task each through
-    :func:`perfmodel.execution.map_tasks`; Ctrl-C keeps the replications that finished."""
+    :func:`perfmodel.run.execution.map_tasks`; Ctrl-C keeps the replications that finished."""
     for cfg in configs:
         if cfg is not None:
             _engine_for(cfg, engine)  # a bad engine fails here, before anything is dispatched
@@ -403,12 +403,12 @@ def simulate(
         level (e.g. 0.9) for throughput and latency percentiles, as
         :func:`perfmodel.predict` does: the replications' standard error
         (from the confidence interval) widened by the model discrepancy
-        estimated out of sample (:mod:`perfmodel.discrepancy`). Parameter
+        estimated out of sample (:mod:`perfmodel.evidence.discrepancy`). Parameter
         uncertainty is not sampled here (``predict(..., interval=)`` does).
     progress : show a tqdm bar over replications (default: when stderr is a TTY).
     keep_records : keep per-request records (``False`` saves memory).
     scheduler, workers : where the replications run, one task each (see
-        :func:`perfmodel.execution.map_tasks`): ``scheduler="tcp://host:port"``
+        :func:`perfmodel.run.execution.map_tasks`): ``scheduler="tcp://host:port"``
         an existing Dask cluster; else ``workers`` local processes (default:
         the cores, or this process when the run is under
         :data:`PARALLEL_MIN_REQUESTS` simulated requests; ``1``: this
@@ -417,7 +417,7 @@ def simulate(
     Returns
     -------
     SimulationResult
-        ``.summary`` has :data:`perfmodel.node.OUTPUT_COLUMNS` (the simulated
+        ``.summary`` has :data:`perfmodel.model.predict.OUTPUT_COLUMNS` (the simulated
         throughput, latencies, utilisations, device queue depth, burst duty
         and bottleneck; the I/O-rate columns follow from the simulated
         throughput), ``<metric>_ci_low`` / ``<metric>_ci_high`` for
@@ -430,7 +430,7 @@ def simulate(
         predict's (``saturated`` True, latencies ``inf``) with
         ``replications`` 0. ``.records`` are the requests (times in s).
     """
-    from perfmodel import chain
+    from perfmodel.model import chain
 
     _check_run_length(DEFAULT_REQUESTS if requests is None else requests, warmup, replications)
     _check_settings(seed, level, engine, interval=interval, family=family)
@@ -508,8 +508,8 @@ def _add_order_note(summary: pd.DataFrame, wait_scv) -> None:
 
 def _add_prediction_bands(summary: pd.DataFrame, interval: float, level: float, params) -> None:
     """``_lower`` / ``_upper`` of predict's band columns: simulation error plus model discrepancy."""
-    from perfmodel import discrepancy as disc
-    from perfmodel.node import BAND_COLUMNS
+    from perfmodel.evidence import discrepancy as disc
+    from perfmodel.model.predict import BAND_COLUMNS
 
     z_ci = disc.z_score(level)
     stored = disc.load_discrepancy(params if isinstance(params, str) else None) or {}

@@ -16,7 +16,7 @@ import re
 import browser_lab as browser
 import pytest
 
-from perfmodel.sizing_view import SMT_COLORS
+from perfmodel.plan.sizing_view import SMT_COLORS
 
 pytestmark = pytest.mark.slow
 

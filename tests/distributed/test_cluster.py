@@ -14,7 +14,7 @@ from cluster_tasks import logged_square, read_log
 
 import perfmodel
 from perfmodel.cli import main
-from perfmodel.execution import map_tasks
+from perfmodel.run.execution import map_tasks
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +70,7 @@ def test_the_same_command_runs_locally_and_on_the_cluster(dask_cluster, capsys):
 def test_notebook_batch_on_the_cluster_equals_the_local_run(dask_cluster, tmp_path, tiny_notebook):
     """`perfmodel notebooks run --scheduler`: the same runs, results and summary as on this machine,
     a failing run recorded on the cluster as locally."""
-    from perfmodel import batch
+    from perfmodel.run import batch
 
     path = tiny_notebook(tmp_path)
     summaries = {}

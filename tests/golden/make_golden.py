@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 import perfmodel
-from perfmodel.workload import Workload
+from perfmodel.inputs.workload import Workload
 
 HERE = Path(__file__).resolve().parent
 PARAMS = "default"
@@ -69,7 +69,7 @@ SPECIAL_PLATFORMS = ("x86-epyc-9124-sevsnp-30vcpu",)
 
 
 def platforms() -> list[str]:
-    from perfmodel.catalog import Catalog
+    from perfmodel.inputs.catalog import Catalog
 
     base = Path(perfmodel.__file__).resolve().parent
     folder = next(p for p in (base.parent / "data" / "hardware", base / "_data" / "hardware") if p.is_dir())
@@ -88,8 +88,8 @@ KNOBS = [
 
 def _applies(system: str, knobs: dict) -> bool:
     """Every knob applies to the system (a knob of another system is refused: settings.APPLIES)."""
-    from perfmodel.settings import APPLIES, KNOBS
-    from perfmodel.systems import load_system
+    from perfmodel.inputs.knobs import APPLIES, KNOBS
+    from perfmodel.inputs.systems import load_system
 
     spec = load_system(system)
     return all(not KNOBS[k].applies or APPLIES[KNOBS[k].applies][0](spec) for k in knobs)

@@ -1,6 +1,6 @@
 """Execute every shipped notebook once per session, through the batch runner, on small parameters.
 
-The runs go through :func:`perfmodel.batch.run_batch` (two worker processes),
+The runs go through :func:`perfmodel.run.batch.run_batch` (two worker processes),
 so the notebook tests also exercise the runner on the real notebooks. Each
 test then checks what a notebook *wrote* against direct library calls.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perfmodel import batch
+from perfmodel.run import batch
 
 #: small parameters per notebook (the rest keep their defaults)
 SMALL = {

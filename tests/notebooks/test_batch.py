@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perfmodel import batch
 from perfmodel.cli import main
+from perfmodel.run import batch
 
 # ---------------------------------------------------------------------- fast: no kernel
 
@@ -130,7 +130,7 @@ def test_notebooks_are_found_in_an_installed_layout(tmp_path, monkeypatch):
     (pkg / "_notebooks").mkdir(parents=True)
     for name in ("01-a.ipynb", "05-sizing.ipynb"):
         (pkg / "_notebooks" / name).write_text("{}")
-    monkeypatch.setattr(batch, "__file__", str(pkg / "batch.py"))
+    monkeypatch.setattr(batch, "PACKAGE_DIR", pkg)
     assert batch.notebook_dir() == pkg / "_notebooks"
     assert [p.name for p in batch.list_notebooks()] == ["01-a.ipynb", "05-sizing.ipynb"]
     assert batch.resolve_notebook("05") == pkg / "_notebooks" / "05-sizing.ipynb"
@@ -174,7 +174,7 @@ def test_run_names_its_notebook_and_refuses_a_grid_over_max_runs(tmp_path, capsy
 
 
 def test_ctrl_c_keeps_finished_runs_and_says_how_to_resume(tmp_path, capsys, monkeypatch):
-    from perfmodel.execution import Interrupted
+    from perfmodel.run.execution import Interrupted
 
     def interrupted(jobs, out, **kw):
         raise Interrupted([{"status": "ok"}, None], [True, False])

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from perfmodel import batch
+from perfmodel.run import batch
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = batch.list_notebooks()

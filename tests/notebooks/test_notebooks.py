@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel import studies
-from perfmodel.storage import FLUSH_IO_BYTES
-from perfmodel.validation import validate
+from perfmodel.evidence.validation import validate
+from perfmodel.mechanisms.storage import FLUSH_IO_BYTES
+from perfmodel.plan import studies
 
 pytestmark = pytest.mark.slow
 
@@ -35,8 +35,8 @@ def test_every_notebook_ran_with_html_and_summary_row(executed):
 
 
 def test_calibration_summary_matches_validate(executed):
-    from perfmodel.validation import summarize
-    from perfmodel.validation_runs import load_cv
+    from perfmodel.evidence.stored_runs import load_cv
+    from perfmodel.evidence.validation import summarize
 
     run = executed["01-calibration.ipynb"]
     report = validate(cv=None)
@@ -175,7 +175,7 @@ def test_replication_and_cache_sweeps(executed):
 
 
 def _check_sizing(run, table):
-    from perfmodel import batch
+    from perfmodel.run import batch
 
     declared = batch.declared_parameters(run.dir / run.record["notebook"])
     p = {**{k: v["default"] for k, v in declared.items()}, **run.params}
@@ -241,7 +241,7 @@ def test_exports_read_offline_and_carry_no_machine_paths(executed):
 def test_sizing_notebook_answers_an_infeasible_request(tmp_path):
     """``-p slo_p99_ms=0.05`` with a high target: a table of reasons and a plot, not a traceback (0.2 ms
     became feasible on 4 candidates when a request's CPU time became fixed: best p99 0.15 ms)."""
-    from perfmodel import batch
+    from perfmodel.run import batch
 
     jobs = batch.plan_jobs(["05-sizing"], [{"target_ops_s": 1e7, "slo_p99_ms": 0.05, "dataset_gib": 100.0}],
                            tmp_path)  # fmt: skip

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel.cache import hit_ratio, lru_hit_ratio_che, zipf_hit_ratio
+from perfmodel.mechanisms.cache import hit_ratio, lru_hit_ratio_che, zipf_hit_ratio
 
 # Results agree with the exact orderings up to rounding in sums of up to ~700 terms.
 EPS = 1e-12

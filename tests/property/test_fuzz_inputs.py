@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import settings as knob_settings
 from perfmodel.cli import main
-from perfmodel.workload import Workload, load_workload_file
+from perfmodel.inputs import knobs as knob_settings
+from perfmodel.inputs.workload import Workload, load_workload_file
 
 SETTINGS = settings(
     max_examples=40,

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import scaling, storage
+from perfmodel.mechanisms import scaling, storage
 
 alpha = st.floats(0.0, 1.0)
 threads = st.integers(1, 8)

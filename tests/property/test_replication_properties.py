@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel.replication import (
+from perfmodel.mechanisms.replication import (
     acks_required,
     exponential_kth_mean,
     kth_order_cdf,

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel.sizing import size
+from perfmodel.plan.sizing import size
 
 PLATFORMS = ["x86-dl380-e5-2630v4", "power8-s821lc-10c"]
 SYSTEMS = st.sampled_from(["scylla", "cassandra"])

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfmodel import all_data_fit
+from perfmodel.evidence import all_data_fit
 
 
 def test_no_refit_sees_the_lab_it_predicts(monkeypatch):
@@ -30,7 +30,7 @@ def test_no_refit_sees_the_lab_it_predicts(monkeypatch):
     for lab, trained in zip(labs, seen[1:], strict=True):
         assert lab not in trained and trained == seen[0] - {lab}
     # refits that are the starting set predict what the stored zero-shot did
-    from perfmodel import corpus
+    from perfmodel.evidence import corpus
 
     zero = corpus.load().set_index("figure_id")["zero_shot_factor"].reindex(table["figure_id"]).to_numpy()
     ok = np.isfinite(zero) & np.isfinite(table["trial"].to_numpy())

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel import benchmarks as bm
-from perfmodel.errors import DataError
+from perfmodel.evidence import recorded as bm
+from perfmodel.inputs.errors import DataError
 
 DATA = Path(bm.data_dir()) / "benchmarks"
 
@@ -209,7 +209,7 @@ def test_baseline_parsing_types_values():
 
 
 def test_platform_and_device_ids_resolve_and_types_are_numeric(frame):
-    catalog = perfmodel.catalog.default_catalog()
+    catalog = perfmodel.inputs.catalog.default_catalog()
     measured = frame[frame["role"] != "claim"]
     assert set(measured["platform_id"]) <= set(catalog.platforms)
     assert set(measured["device_id"]) <= set(catalog.devices)

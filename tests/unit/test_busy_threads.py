@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import chain, scaling
-from perfmodel.catalog import load_platform
-from perfmodel.params import load_parameters
-from perfmodel.workload import Workload
+from perfmodel.inputs.catalog import load_platform
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.workload import Workload
+from perfmodel.mechanisms import scaling
+from perfmodel.model import chain
 
 # 10 cores, 2 threads per core; at one clock (no turbo), so that only SMT sharing moves a thread's
 # rate here (the clock's fall with busy cores is tests/unit/test_core_clock.py's)

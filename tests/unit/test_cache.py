@@ -10,7 +10,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import integrate, optimize
 
-from perfmodel.cache import (
+from perfmodel.mechanisms.cache import (
     che_characteristic_time,
     hit_ratio,
     lru_hit_ratio_che,

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel.calibration import calibrate, figure_residuals
-from perfmodel.figures import predict_figures
+from perfmodel.evidence.calibration import calibrate, figure_residuals
+from perfmodel.evidence.figure_plan import predict_figures
 
 TRUE = {"cpu_cycles_read[ceph]": 450e3, "cpu_cycles_write[ceph]": 1.3e6}
 
@@ -124,8 +124,8 @@ def test_users_calibrate_on_their_own_platform_and_measurements(tmp_path):
     """End to end: a user's platform YAML and measurement CSV, fitted back to known values."""
     import csv
 
-    from perfmodel.catalog import Catalog, default_catalog
-    from perfmodel.figures import predict_figures as predict_with
+    from perfmodel.evidence.figure_plan import predict_figures as predict_with
+    from perfmodel.inputs.catalog import Catalog, default_catalog
 
     (tmp_path / "lab.yaml").write_text(USER_PLATFORM)
     catalog = Catalog.from_files([tmp_path / "lab.yaml"], base=default_catalog())
@@ -169,7 +169,7 @@ def test_users_calibrate_on_their_own_platform_and_measurements(tmp_path):
 
 
 def test_lab_weights_give_every_lab_the_same_share():
-    from perfmodel.calibration import lab_weights
+    from perfmodel.evidence.calibration import lab_weights
 
     labs = ["a"] * 90 + ["b"] * 9 + ["c"]
     w = lab_weights(labs)

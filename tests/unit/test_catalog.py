@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 import perfmodel
-from perfmodel import catalog as cat
-from perfmodel.errors import CatalogError, UnknownNameError
+from perfmodel.inputs import catalog as cat
+from perfmodel.inputs.errors import CatalogError, UnknownNameError
 
 REQUIRED_PLATFORMS = {
     "power8-s821lc-10c",

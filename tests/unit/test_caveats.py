@@ -1,15 +1,16 @@
-"""The caveat printed beside an answer: the held-out labs' and the first look's errors (perfmodel.caveats)."""
+"""The caveat printed beside an answer: the held-out labs' and the first look's errors
+(perfmodel.evidence.caveats)."""
 
 from __future__ import annotations
 
 import perfmodel
-from perfmodel import caveats
+from perfmodel.evidence import caveats
 
 
 def test_the_caveat_is_the_stored_runs_medians():
     """Cassandra's numbers are the held-out labs' median of lab medians and the first look's median,
     both recomputed here from the stored runs and the record."""
-    from perfmodel import first_look, labs
+    from perfmodel.evidence import first_look, labs
 
     held = labs.held_out()
     tail = held[(held.system == "cassandra") & (held.metric_group == "tail latency")]
@@ -53,7 +54,7 @@ def test_size_predict_and_the_planner_carry_it(capsys):
     out = perfmodel.size(w, target_ops_s=1e5, slo_p99_ms=50, system="cassandra",
                          platforms=["x86-dl380-e5-2630v4"], interval=None)  # fmt: skip
     assert out.attrs["caveat"] == caveats.caveat("cassandra")
-    from perfmodel.planner import plan_html
+    from perfmodel.plan.planner import plan_html
 
     html = plan_html(out, "Sizing for 100,000 ops/s\nFewest nodes: 4", slo_p99_ms=50)
     assert "class='pm-caveat'" in html and "cassandra&#x27;s tail latency" in html

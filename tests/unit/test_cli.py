@@ -243,7 +243,7 @@ def test_table_shows_saturated_and_a_saturated_row_reports_the_capacity(tmp_path
 def test_every_numeric_workload_field_sweeps_from_a_file(tmp_path, capsys):
     """A list in any numeric workload field is a sweep through the chunked CLI path (message_bytes
     was missing from the sweep's fields and crashed on a length mismatch)."""
-    from perfmodel.sweeps import WORKLOAD_ARRAYS
+    from perfmodel.plan.sweeps import WORKLOAD_ARRAYS
 
     numeric = {"read_fraction", "object_bytes", "dataset_bytes", "io_bytes", "message_bytes", "zipf_s",
                "clients", "threads_per_client", "iodepth", "think_time_s", "arrival_rate",

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import chain, figures
-from perfmodel.workload import Workload
+from perfmodel.evidence import figure_plan as figures
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "arm-graviton4-c8g-8xlarge"
 
@@ -198,7 +199,7 @@ def test_the_figure_column_sets_the_knob():
 
 
 def test_a_baseline_can_switch_the_load_generator_off():
-    from perfmodel.benchmarks import parse_baseline
+    from perfmodel.evidence.recorded import parse_baseline
 
     assert parse_baseline("client_colocated=false") == {"client_colocated": False}
     assert parse_baseline("client_colocated=true") == {"client_colocated": True}

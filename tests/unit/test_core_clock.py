@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import chain
-from perfmodel.catalog import default_catalog
-from perfmodel.workload import Workload
+from perfmodel.inputs.catalog import default_catalog
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 GHZ = 1e9
 

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel import benchmarks as bm
-from perfmodel import corpus
-from perfmodel.figures import figure_config, predict_figure
-from perfmodel.validation_runs import read_block
+from perfmodel.evidence import corpus
+from perfmodel.evidence import recorded as bm
+from perfmodel.evidence.figure_plan import figure_config, predict_figure
+from perfmodel.evidence.stored_runs import read_block
+from tools import docs_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,7 +112,7 @@ def stored() -> pd.DataFrame:
 
 def test_stored_run_is_current(stored):
     doc = json.loads(corpus.RUN_PATH.read_text(encoding="utf-8"))
-    assert doc["fingerprint"] == corpus.fingerprint(), "rerun: python -m perfmodel.corpus"
+    assert doc["fingerprint"] == corpus.fingerprint(), "rerun: python -m tools.run_corpus"
     assert set(stored["figure_id"]) == set(bm.corpus_benchmarks()["figure_id"])
 
 
@@ -124,7 +125,7 @@ def test_shipped_set_holds_the_corpus_fits(stored):
 
 
 def test_docs_show_the_stored_run(stored):
-    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    text = docs_blocks.home("corpus").read_text(encoding="utf-8")
     assert read_block(text, "corpus") == corpus.markdown(stored).strip("\n")
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import discrepancy as disc
+from perfmodel.evidence import discrepancy as disc
 
 
 def test_z_score_is_the_normal_quantile():

@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import chain, scaling
-from perfmodel.workload import Workload
+from perfmodel.inputs.workload import Workload
+from perfmodel.mechanisms import scaling
+from perfmodel.model import chain
 
 PLATFORM = "arm-graviton4-c8g-8xlarge"
 L3_PLATFORM = "kunpeng-taishan200-2280-7260"  # l3_mib in the catalog

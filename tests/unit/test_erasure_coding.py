@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain, figures
-from perfmodel.workload import Workload
+from perfmodel.evidence import figure_plan as figures
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "x86-ceph-osd-c220m5"
 NAN = float("nan")
@@ -85,7 +86,7 @@ def test_bad_profiles_are_named():
 
 
 def test_placement_error_names_what_cannot_be_placed_one_per_node():
-    from perfmodel.chain import placement_error
+    from perfmodel.model.chain import placement_error
 
     assert placement_error(3, 3) == ""
     assert placement_error(1, 3) == "replication_factor: 3 exceeds nodes (1)"
@@ -104,7 +105,7 @@ def test_placement_error_names_what_cannot_be_placed_one_per_node():
 def test_copies_per_node_lets_a_pool_live_on_one_host():
     """crush-failure-domain=osd: an EC 6+2 pool on one node is placed once the node may hold 8 chunks,
     and each node then carries every chunk's work (per-node load scales as k + m over nodes)."""
-    from perfmodel.chain import placement_error
+    from perfmodel.model.chain import placement_error
 
     assert placement_error(1, 1, 6, 2, copies_per_node=8) == ""
     assert placement_error(1, 3, copies_per_node=3) == ""

@@ -1,4 +1,4 @@
-"""The execution layer (perfmodel.execution), sweeps and simulate through it, on this machine.
+"""The execution layer (perfmodel.run.execution), sweeps and simulate through it, on this machine.
 
 Real worker processes throughout (no mocks): a task that kills its own
 process breaks the pool for real, and Ctrl-C is a real SIGINT. The Dask
@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel import execution
 from perfmodel.cli import main
-from perfmodel.execution import Interrupted, auto_chunk_size, choose_backend, chunk_slices, map_tasks
+from perfmodel.plan.sweeps import flatten_grid
+from perfmodel.run import execution
+from perfmodel.run.execution import Interrupted, auto_chunk_size, choose_backend, chunk_slices, map_tasks
 from perfmodel.sim.run import replication_rng
-from perfmodel.sweeps import flatten_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD = perfmodel.Workload(
@@ -295,7 +295,7 @@ def test_a_script_read_from_stdin_runs_in_process_with_a_warning():
     import sys
 
     script = (
-        "from perfmodel.execution import map_tasks\n"
+        "from perfmodel.run.execution import map_tasks\n"
         "print(map_tasks(abs, [-1, -2, 3], workers=2, progress=False))\n"
     )
     out = subprocess.run(
@@ -309,7 +309,7 @@ def test_a_script_read_from_stdin_runs_in_process_with_a_warning():
 def test_line_progress_for_logs_is_silent_for_short_work_and_counts_long_work():
     import io
 
-    from perfmodel.execution import LineProgress
+    from perfmodel.run.execution import LineProgress
 
     quiet = io.StringIO()
     with LineProgress(5, "runs", "run", every_s=3600, stream=quiet) as bar:

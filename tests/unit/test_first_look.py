@@ -1,4 +1,4 @@
-"""The first-look record (perfmodel.first_look): taken as the model is, append-only, reported."""
+"""The first-look record (perfmodel.evidence.first_look): taken as the model is, append-only, reported."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfmodel import first_look
-from perfmodel.benchmarks import load_benchmarks
+from perfmodel.evidence import first_look
+from perfmodel.evidence.recorded import load_benchmarks
+from tools import docs_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "libtpa-redis-doc"  # a corpus source (already in the corpus: here only to exercise the code)
@@ -72,19 +73,18 @@ def test_the_record_is_append_only_in_the_history():
 
 
 def test_the_model_must_be_committed_to_be_looked_at(monkeypatch):
-    monkeypatch.setattr(first_look, "_git", lambda *a: " M perfmodel/chain.py\n" if a[0] == "status" else "x")
+    status = " M perfmodel/model/chain.py\n"
+    monkeypatch.setattr(first_look, "_git", lambda *a: status if a[0] == "status" else "x")
     with pytest.raises(ValueError, match="the model differs from HEAD"):
         first_look.current_commit()
 
 
 def test_docs_print_the_record_by_source():
-    from pathlib import Path
 
-    import perfmodel
-    from perfmodel.validation_runs import read_block
+    from perfmodel.evidence.stored_runs import read_block
 
-    text = (Path(perfmodel.__file__).parents[1] / "docs" / "validation.md").read_text(encoding="utf-8")
-    assert read_block(text, "first-look") == first_look.markdown(), "rerun: python -m perfmodel.corpus"
+    text = docs_blocks.home("first-look").read_text(encoding="utf-8")
+    assert read_block(text, "first-look") == first_look.markdown(), "rerun: python -m tools.run_corpus"
     record = first_look.load()
     assert record["source_id"].nunique() >= 14  # two, then twelve recorded on 2026-11-28
     # one row per source in the table, in the order they were recorded

@@ -18,7 +18,8 @@ DEFERRED = ("numba", "scipy.stats", "scipy.optimize", "matplotlib", "seaborn", "
 
 def test_import_perfmodel_defers_the_heavy_modules():
     code = (
-        "import sys, perfmodel, perfmodel.node, perfmodel.sim, perfmodel.execution, perfmodel.sweeps; "
+        "import sys, perfmodel, perfmodel.model.predict, perfmodel.sim, perfmodel.run.execution, "
+        "perfmodel.plan.sweeps; "
         f"print(' '.join(m for m in {DEFERRED!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,6 +1,7 @@
 """Redis 8's threaded I/O (spec ``serial: command_io_threads``): the main thread runs every command
 and, with more than one thread, the ``n - 1`` I/O threads carry every client's socket work and the
-main thread none. Checked against the closed form of :func:`perfmodel.scaling.io_thread_efficiency`,
+main thread none. Checked against the closed form of
+:func:`~perfmodel.mechanisms.scaling.io_thread_efficiency`,
 its bounds (the I/O threads' and the main thread's), monotonicity in the thread count, the CPU-bound
 throughput of the whole model, and against Amdahl's law, which the spec no longer follows."""
 
@@ -12,9 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import catalog, chain, scaling
-from perfmodel.chain import solve
-from perfmodel.workload import Workload
+from perfmodel.inputs import catalog
+from perfmodel.inputs.workload import Workload
+from perfmodel.mechanisms import scaling
+from perfmodel.model import chain
+from perfmodel.model.chain import solve
 
 BARE = catalog.load_platform("arm-graviton4-c8g-8xlarge")
 

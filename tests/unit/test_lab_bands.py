@@ -1,4 +1,4 @@
-"""Bands calibrated over labs (perfmodel.lab_bands, issue 37 point 4).
+"""Bands calibrated over labs (perfmodel.evidence.lab_bands, issue 37 point 4).
 
 The maths against independent truth (a weighted quantile computed by brute force, the interval
 score's closed form, coverage of a new group drawn from a known two-layer model), then the shipped
@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import lab_bands
+from perfmodel.evidence import lab_bands
+from tools import docs_blocks
 
 
 def test_each_lab_weighs_the_same_whatever_its_figure_count():
@@ -71,11 +72,11 @@ def test_a_new_labs_figures_are_covered_as_promised_in_a_two_layer_model():
 
 
 def test_the_stored_calibration_is_the_stored_runs():
-    from perfmodel import labs
+    from perfmodel.evidence import labs
 
     stored = lab_bands.load()
     fresh = lab_bands.calibrate(labs.held_out())["cells"]
-    assert stored.keys() == fresh.keys(), "rerun: python -m perfmodel.lab_bands"
+    assert stored.keys() == fresh.keys(), "rerun: python -m tools.lab_bands"
     for key, cell in fresh.items():
         assert stored[key]["labs"] == cell["labs"] and stored[key]["figures"] == cell["figures"], key
         np.testing.assert_allclose(stored[key]["scores"], cell["scores"], atol=1e-4, err_msg=key)
@@ -83,7 +84,7 @@ def test_the_stored_calibration_is_the_stored_runs():
 
 @pytest.fixture(scope="module")
 def evaluation():
-    from perfmodel import labs
+    from perfmodel.evidence import labs
 
     held = labs.held_out()
     return {q: lab_bands.evaluate(held, q) for q in (0.5, 0.9)}
@@ -123,11 +124,10 @@ def test_every_shipped_system_has_a_family():
 
 
 def test_docs_print_the_evaluation(evaluation):
-    from pathlib import Path
 
-    from perfmodel.validation_runs import read_block
+    from perfmodel.evidence.stored_runs import read_block
 
-    text = (Path(perfmodel.__file__).parents[1] / "docs" / "validation.md").read_text(encoding="utf-8")
+    text = docs_blocks.home("lab-bands").read_text(encoding="utf-8")
     expected = "\n\n".join(lab_bands.markdown(evaluation[q], q) for q in (0.9, 0.5))
-    assert read_block(text, "lab-bands") == expected, "regenerate: python -m perfmodel.lab_bands"
+    assert read_block(text, "lab-bands") == expected, "regenerate: python -m tools.lab_bands"
     assert text.index("generated:lab-bands") < text.index("## How the model is validated")

@@ -1,4 +1,4 @@
-"""Out-of-sample errors by lab (perfmodel.labs): the median of lab medians, the docs' headline."""
+"""Out-of-sample errors by lab (perfmodel.evidence.labs): the median of lab medians, the docs' headline."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfmodel import labs
-from perfmodel.validation_runs import read_block
+from perfmodel.evidence import labs
+from perfmodel.evidence.stored_runs import read_block
+from tools import docs_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ def test_the_held_out_figures_are_out_of_sample_only():
 
 
 def test_docs_lead_with_the_stored_runs_by_lab():
-    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    text = docs_blocks.home("labs").read_text(encoding="utf-8")
     assert read_block(text, "labs") == labs.markdown().strip("\n")
     assert text.index("generated:labs") < text.index("## How the model is validated")
 
@@ -55,5 +56,5 @@ def test_mechanisms_are_listed_by_the_labs_that_switch_them_on():
     zones = frame.loc["availability zones (round trips between zones)"]
     assert "benchant" in zones["which"] and zones["first_looked"] >= 1
     assert (frame["first_looked"] <= frame["labs"]).all() and (frame["figures"] >= frame["labs"]).all()
-    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
+    text = docs_blocks.home("mechanism-labs").read_text(encoding="utf-8")
     assert read_block(text, "mechanism-labs") == labs.mechanisms_markdown(frame.reset_index())

@@ -15,6 +15,6 @@ def test_ruff_is_clean():
     ruff = Path(sys.executable).parent / "ruff"
     if not ruff.exists():
         pytest.skip("ruff is not installed beside this interpreter")
-    targets = [p for p in ("perfmodel", "tests", "benchmarks") if (ROOT / p).exists()]
+    targets = [p for p in ("perfmodel", "tools", "tests", "benchmarks") if (ROOT / p).exists()]
     result = subprocess.run([str(ruff), "check", *targets], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

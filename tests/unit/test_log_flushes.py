@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain
-from perfmodel.benchmarks import corpus_benchmarks
-from perfmodel.figures import figure_config
-from perfmodel.systems import load_system
-from perfmodel.workload import Workload
+from perfmodel.evidence.figure_plan import figure_config
+from perfmodel.evidence.recorded import corpus_benchmarks
+from perfmodel.inputs.systems import load_system
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "x86-dl380-e5-2630v4"
 LOG = chain.IX["log"]
@@ -33,7 +33,7 @@ def test_mysql_commits_wait_two_flushes_postgresql_one():
 def test_flushes_without_a_redo_log_are_refused(tmp_path):
     import yaml
 
-    from perfmodel.errors import DataError
+    from perfmodel.inputs.errors import DataError
 
     doc = yaml.safe_load(Path(load_system("mysql").path).read_text())
     doc.update(id="mysql-data-sync", sync_writes_to="data")

@@ -9,15 +9,16 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain, microarch
-from perfmodel.catalog import default_catalog
-from perfmodel.workload import Workload
+from perfmodel.inputs import microarch
+from perfmodel.inputs.catalog import default_catalog
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 
 def test_reference_core_is_one_and_every_family_has_a_default():
     table = microarch.table()
     assert microarch.perf_per_ghz(table.reference) == 1.0
-    for arch in perfmodel.catalog.ARCHES:
+    for arch in perfmodel.inputs.catalog.ARCHES:
         assert microarch.family_default(arch) in table.cores
 
 
@@ -91,7 +92,7 @@ def test_a_threads_clock_scales_with_its_cores_work_per_ghz():
 
 
 def test_unknown_core_is_named_with_the_valid_ones():
-    with pytest.raises(perfmodel.errors.UnknownNameError, match="neoverse-v2"):
+    with pytest.raises(perfmodel.inputs.errors.UnknownNameError, match="neoverse-v2"):
         microarch.perf_per_ghz("pentium-4")
 
 

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import chain, scaling
-from perfmodel.catalog import default_catalog
-from perfmodel.params import load_parameters
-from perfmodel.workload import Workload
+from perfmodel.inputs.catalog import default_catalog
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.workload import Workload
+from perfmodel.mechanisms import scaling
+from perfmodel.model import chain
 
 M5 = "aws-m5-16xlarge"  # 2 sockets, 2 NUMA nodes, 2 x 35.75 MiB L3 (pt-summary)
 MIB = 2.0**20
@@ -126,7 +127,7 @@ def test_percona_m5_16xlarge_single_client_is_no_longer_charged_two_sockets():
     socket) 867.78 -- the model now predicts the two within the clock and SMT differences, not
     1.43x apart as when the NUMA spread was charged on a 19 MB working set."""
     from perfmodel import load_benchmarks
-    from perfmodel.figures import predict_figures
+    from perfmodel.evidence.figure_plan import predict_figures
 
     b = load_benchmarks()
     ids = [

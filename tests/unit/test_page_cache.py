@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain
-from perfmodel.params import load_parameters
-from perfmodel.systems import load_system
-from perfmodel.workload import Workload
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.systems import load_system
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "x86-dl380-e5-2630v4"  # 128 GiB of RAM
 GIB = 2**30
@@ -36,7 +36,7 @@ def test_uniform_hits_split_between_shared_buffers_and_the_page_cache():
     share = params.values["cache_share_of_ram[postgresql]"]
     m = _model()
     ram_share = share * 128 * GIB
-    # uniform keys: the hit ratio is the cache over the data set (perfmodel.cache.uniform_hit_ratio)
+    # uniform keys: the hit ratio is the cache over the data set (mechanisms.cache.uniform_hit_ratio)
     assert m.cache.data_hit[0] == pytest.approx(16e9 / 100e9, rel=1e-6)
     # double buffering: the two caches hold the larger of shared_buffers and the rest of the share
     in_memory = min(max(16e9, ram_share - 16e9) / 100e9, 1.0)
@@ -90,8 +90,8 @@ def test_percona_pgbench_scale_7000_is_served_from_memory():
     """Percona's pgbench scale 7000 (~112 GB) with 64 GiB shared_buffers on a 252 GiB server: the
     page cache holds the rest, so the run stays CPU-bound as at scale 3000 (recorded 32,388-33,709
     and 35,744-35,958 tps at 64 clients) instead of reading from the SATA SSD."""
-    from perfmodel.benchmarks import corpus_benchmarks
-    from perfmodel.figures import predict_figure
+    from perfmodel.evidence.figure_plan import predict_figure
+    from perfmodel.evidence.recorded import corpus_benchmarks
 
     rows = corpus_benchmarks()
     rows = rows[rows.figure_id.str.startswith("percona-thp-pg-2019") & (rows.metric == "throughput")]
@@ -100,7 +100,7 @@ def test_percona_pgbench_scale_7000_is_served_from_memory():
     x_big, _ = predict_figure(big, "default")
     x_small, _ = predict_figure(small, "default")
     assert x_big > 0.85 * x_small  # recorded: 0.91-0.94 of scale 3000
-    w = perfmodel.figures.figure_config(big)
+    w = perfmodel.evidence.figure_plan.figure_config(big)
     out = perfmodel.predict(**w, params="default").iloc[0]
     assert out.bottleneck == "cpu" and out.util_device < 0.1
 
@@ -108,7 +108,7 @@ def test_percona_pgbench_scale_7000_is_served_from_memory():
 def test_a_page_cache_without_a_system_cache_is_refused(tmp_path):
     import yaml
 
-    from perfmodel.errors import DataError
+    from perfmodel.inputs.errors import DataError
 
     doc = yaml.safe_load(Path(load_system("postgresql").path).read_text())
     doc.update(id="pg-nocache", data_cache=False)

@@ -1,4 +1,4 @@
-"""Placement imbalance and coordinator forwarding (perfmodel.placement) against independent truth.
+"""Placement imbalance and coordinator forwarding (perfmodel.mechanisms.placement) against independent truth.
 
 Closed forms: the maximum of n iid exponentials has mean H_n (Renyi); Monte Carlo
 of the two placements the module models (CRUSH-like random PG placement, a token
@@ -8,7 +8,7 @@ ring with random tokens and replicas on the next distinct nodes).
 import numpy as np
 import pytest
 
-from perfmodel import placement
+from perfmodel.mechanisms import placement
 
 
 def test_busiest_of_exponential_loads_is_the_harmonic_number():

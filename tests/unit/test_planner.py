@@ -8,7 +8,7 @@ pytest.importorskip("ipywidgets")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from perfmodel.planner import planner  # noqa: E402
+from perfmodel.plan.planner import planner  # noqa: E402
 
 BASE = dict(platforms=["x86-dl380-e5-2630v4"], system="scylla", dataset_gib=100.0)
 
@@ -48,7 +48,7 @@ def test_the_plans_figure_never_enters_pyplot():
     import matplotlib.image as mpimg
     import numpy as np
 
-    from perfmodel.sizing_view import SMT_COLORS
+    from perfmodel.plan.sizing_view import SMT_COLORS
 
     plt.close("all")
     ui = planner(**BASE, target_ops_s=1e6, slo_p99_ms=20.0)

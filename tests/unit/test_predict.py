@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel.node import OUTPUT_COLUMNS
-from perfmodel.systems import REQUIRED_PARAMETERS, list_systems
-from perfmodel.workload import Workload
+from perfmodel.inputs.systems import REQUIRED_PARAMETERS, list_systems
+from perfmodel.inputs.workload import Workload
+from perfmodel.model.predict import OUTPUT_COLUMNS
 
 READS = Workload(operation="read", read_fraction=1.0, object_bytes=1000, dataset_bytes=50e9, clients=64)
 MIXED = Workload(
@@ -214,7 +214,7 @@ def test_uncertainty_bands_from_the_calibration():
 def test_docs_list_every_knob_as_defined():
     from pathlib import Path
 
-    from perfmodel.settings import describe
+    from perfmodel.inputs.knobs import describe
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text(encoding="utf-8")
     assert describe() in docs
@@ -238,7 +238,7 @@ def test_ill_typed_knobs_name_the_knob_and_what_is_allowed(knobs, says):
 
 
 def test_a_grid_run_in_threads_is_the_single_threaded_table_to_the_bit(monkeypatch):
-    from perfmodel import chain
+    from perfmodel.model import chain
 
     monkeypatch.setattr(chain, "THREAD_MIN", 50)
     g = perfmodel.grid(
@@ -258,7 +258,7 @@ def test_qd1_write_costs_the_drives_write_latency_and_saturated_writes_its_iops(
     fio at QD 1 waits about the spec latency (within 2x: the host path adds a few us), while at a
     deep queue the destaged occupancy still caps writes at the spec's 4 KiB write IOPS (or the
     sequential bandwidth over 4 KiB where that is lower)."""
-    from perfmodel import catalog
+    from perfmodel.inputs import catalog
 
     for dev in catalog.list_devices():
         spec = catalog.load_device(dev)
@@ -273,7 +273,7 @@ def test_qd1_write_costs_the_drives_write_latency_and_saturated_writes_its_iops(
         row = perfmodel.predict("x86-dl380-e5-2630v4", deep, nodes=1, system="fio", device=dev).iloc[0]
         # IOPS, or bandwidth-bound; the device station has floor(P) servers, so a fractional
         # internal parallelism (a cloud volume's 1.2) serves floor(P) / P of its spec IOPS
-        from perfmodel.storage import effective_parallelism
+        from perfmodel.mechanisms.storage import effective_parallelism
 
         p = float(
             effective_parallelism(spec.internal_parallelism, spec.hardware_queues, spec.queue_depth_limit)

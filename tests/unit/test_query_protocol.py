@@ -6,11 +6,11 @@ closed form on the CPU demand, and on the recorded figures that state their prot
 import numpy as np
 import pytest
 
-from perfmodel import chain
-from perfmodel.benchmarks import corpus_benchmarks
-from perfmodel.figures import figure_config
-from perfmodel.params import load_parameters
-from perfmodel.workload import Workload
+from perfmodel.evidence.figure_plan import figure_config
+from perfmodel.evidence.recorded import corpus_benchmarks
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "x86-dl380-e5-2630v4"
 

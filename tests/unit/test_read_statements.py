@@ -7,9 +7,11 @@ on the figure rows that state it."""
 import numpy as np
 import pytest
 
-from perfmodel import benchmarks, chain, figures
-from perfmodel.params import load_parameters
-from perfmodel.workload import Workload
+from perfmodel.evidence import figure_plan as figures
+from perfmodel.evidence import recorded as benchmarks
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "x86-dl380-e5-2630v4"
 

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import figures, settings
-from perfmodel.catalog import Catalog, default_catalog, load_platform
 from perfmodel.cli import EXIT_BAD_INPUT, main
-from perfmodel.errors import CatalogError, DataError
-from perfmodel.systems import list_systems, load_system
-from perfmodel.workload import Workload, load_workload_file
+from perfmodel.evidence import figure_plan as figures
+from perfmodel.inputs import knobs as settings
+from perfmodel.inputs.catalog import Catalog, default_catalog, load_platform
+from perfmodel.inputs.errors import CatalogError, DataError
+from perfmodel.inputs.systems import list_systems, load_system
+from perfmodel.inputs.workload import Workload, load_workload_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SCYLLA = str(ROOT / "data" / "workloads" / "scylla-read-heavy.yaml")

@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import integrate, stats
 
-from perfmodel.replication import (
+from perfmodel.mechanisms.replication import (
     CONSISTENCY_LEVELS,
     acks_required,
     exponential_kth_mean,

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain
-from perfmodel.params import load_parameters
-from perfmodel.workload import Workload
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "x86-dl380-e5-2630v4"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfmodel import scaling
+from perfmodel.mechanisms import scaling
 
 
 def test_smt_yield_limits_and_values():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import perfmodel
-from perfmodel.calibration import DEFAULT_FREE, _code_digest, check_changes, fit_check, stale_reasons
+from perfmodel.evidence.calibration import DEFAULT_FREE, _code_digest, check_changes, fit_check, stale_reasons
 
 PARAMETERS = Path(perfmodel.__file__).resolve().parent / "parameters"
 
@@ -27,12 +27,12 @@ def test_predict_uses_the_calibrated_set_by_default():
 
 
 def test_calibrated_set_is_not_stale():
-    """Refit with `python -m perfmodel.calibration` when figures, priors, catalog or predictions change."""
+    """Refit with `python -m tools.refit` when figures, priors, catalog or predictions change."""
     reasons = stale_reasons()
     assert not reasons, (
         "perfmodel/parameters/calibrated.json is stale: "
         + "; ".join(reasons)
-        + "; regenerate it with `python -m perfmodel.calibration`"
+        + "; regenerate it with `python -m tools.refit`"
     )
     doc = json.loads((PARAMETERS / "calibrated.json").read_text())
     fitted = {row["parameter"] for row in doc["fit"]["fit"]}
@@ -42,7 +42,7 @@ def test_calibrated_set_is_not_stale():
 def test_the_fit_check_sees_a_changed_prediction_not_a_changed_layout(monkeypatch):
     """Staleness is about numbers: the check equals itself, and moves when the model's code computes
     something else (here the network stack's fixed latency made 1% slower, as an edit would)."""
-    from perfmodel import chain
+    from perfmodel.model import chain
 
     doc = json.loads((PARAMETERS / "calibrated.json").read_text())
     assert check_changes(doc["check"], fit_check("calibrated")) == []
@@ -67,7 +67,7 @@ def test_calibrated_values_lie_inside_the_documented_bounds():
 
 @pytest.mark.parametrize("name", ["default", "calibrated"])
 def test_every_seed_system_predicts_with_each_set(name):
-    from perfmodel.figures import predict_figures
+    from perfmodel.evidence.figure_plan import predict_figures
 
     out = predict_figures(perfmodel.load_benchmarks(), name)
     assert out.predicted.notna().sum() >= 150

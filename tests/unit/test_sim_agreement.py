@@ -1,4 +1,4 @@
-"""perfmodel.sim.agreement: the helpers behind docs/simulator.md's generated tables (the runs are minutes)."""
+"""tools.sim_agreement: the helpers behind docs/simulator.md's generated tables (the runs are minutes)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfmodel import chain
-from perfmodel._data import data_dir
-from perfmodel.sim import agreement
+from perfmodel.inputs._data import data_dir
+from perfmodel.inputs.workload import load_workload_file
+from perfmodel.model import chain
 from perfmodel.sim.config import config_from_model
-from perfmodel.workload import load_workload_file
+from tools import sim_agreement as agreement
 
 
 def _model(file, platform):

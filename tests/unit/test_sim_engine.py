@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfmodel import storage
+from perfmodel.mechanisms import storage
 from perfmodel.queueing import (
     closed_network,
     mm1_response_time,
@@ -23,7 +23,7 @@ from perfmodel.queueing import (
     mmc_response_time_quantile,
 )
 from perfmodel.sim import SimConfig, config_from_network, lindley, simulate_config
-from perfmodel.solve import STATIONS, Network
+from perfmodel.solve.network import STATIONS, Network
 
 REPS = 10
 

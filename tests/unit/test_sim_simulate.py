@@ -11,11 +11,11 @@ import pytest
 
 import perfmodel
 from perfmodel.cli import main
-from perfmodel.node import OUTPUT_COLUMNS, build_model
+from perfmodel.inputs.workload import Workload
+from perfmodel.model.predict import OUTPUT_COLUMNS, build_model
 from perfmodel.queueing import closed_network
 from perfmodel.sim import run as sim_run
 from perfmodel.sim.config import config_from_model
-from perfmodel.workload import Workload
 
 FIO_READ = dict(operation="read", read_fraction=1.0, object_bytes=4096, dataset_bytes=100e9)
 SCYLLA = Workload(
@@ -59,7 +59,7 @@ def test_summary_has_predicts_columns_and_intervals():
 
 
 def test_prediction_bands_add_the_model_discrepancy_to_the_simulation_error():
-    from perfmodel import discrepancy as disc
+    from perfmodel.evidence import discrepancy as disc
 
     w = Workload(**FIO_READ, clients=8)
     res = perfmodel.simulate(

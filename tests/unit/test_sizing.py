@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import perfmodel
-from perfmodel.sizing import node_capacity_bytes, size
+from perfmodel.plan.sizing import node_capacity_bytes, size
 
 W = perfmodel.Workload(
     operation="mixed",
@@ -133,7 +133,7 @@ def test_bands_and_cost():
         system="cassandra",
         platforms=PLATFORMS,
         cost={PLATFORMS[0]: 9000.0, PLATFORMS[1]: 14000.0},
-        interval=0.5,  # a band narrow enough to give (perfmodel.lab_bands)
+        interval=0.5,  # a band narrow enough to give (perfmodel.evidence.lab_bands)
     )
     assert (out.latency_p99_ms_lower <= out.latency_p99_ms_upper).all()
     row = out.iloc[0]
@@ -213,8 +213,8 @@ def test_the_node_count_has_a_range_over_the_models_uncertainty():
 
 def test_a_range_too_wide_to_act_on_is_not_given_and_says_why():
     """At 90% the band a new lab's figures fall in spans far more than a factor of 10 (leave-one-lab-
-    out, perfmodel.lab_bands): no range, and the note names the widths instead."""
-    from perfmodel import lab_bands
+    out, perfmodel.evidence.lab_bands): no range, and the note names the widths instead."""
+    from perfmodel.evidence import lab_bands
 
     out = size(W, target_ops_s=4e5, slo_p99_ms=50, system="cassandra", platforms=PLATFORMS)
     assert math.exp(2 * lab_bands.half_width("cassandra", "throughput", 0.9)) > lab_bands.TOO_WIDE
@@ -244,7 +244,7 @@ def test_a_candidates_answer_does_not_depend_on_the_other_candidates():
     """Kunpeng R722 asked alone for 1 M ScyllaDB ops/s got 21 nodes on its own 1 GbE; with a POWER8 in
     the list it was moved onto the POWER8's 40 GbE and got 5. Every column of its rows is now the same
     whatever else is sized beside it."""
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs.workload import load_workload_file
 
     spec = load_workload_file(str(Path(perfmodel.__file__).parents[1] / "data" / "workloads" /
                                   "scylla-read-heavy.yaml"))  # fmt: skip
@@ -285,7 +285,7 @@ def test_a_count_just_past_the_p99_step_says_so():
     latency goal (spec io_latency_goal_ms), so a read meeting a flush waits under a millisecond."""
     from dataclasses import replace
 
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs.workload import load_workload_file
 
     spec = load_workload_file(
         str(Path(perfmodel.__file__).parents[1] / "data" / "workloads" / "scylla-read-heavy.yaml")
@@ -330,9 +330,9 @@ def test_a_cluster_over_zones_needs_a_node_in_each():
 def test_one_platform_per_run_gives_the_main_reports_counts():
     """The notebook grid sizes one platform per run; the main report sizes the five together. For
     the report's workload every platform's counts are the same either way."""
-    from perfmodel.report import SLO_P99_MS, TARGET_OPS_S
-    from perfmodel.sizing import DEFAULT_PLATFORMS
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs.workload import load_workload_file
+    from perfmodel.plan.report import SLO_P99_MS, TARGET_OPS_S
+    from perfmodel.plan.sizing import DEFAULT_PLATFORMS
 
     spec = load_workload_file(str(Path(perfmodel.__file__).parents[1] / "data" / "workloads" /
                                   "scylla-read-heavy.yaml"))  # fmt: skip

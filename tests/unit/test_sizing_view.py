@@ -1,4 +1,4 @@
-"""perfmodel.sizing_view and the planner: what a planner sees of a sizing, for every answer size gives.
+"""perfmodel.plan.sizing_view and the planner: what a planner sees of a sizing, for every answer size gives.
 
 Three real sizings (the planner's defaults, a high target, an infeasible SLO) are plotted and
 tabulated; the checks read the drawn artists (bar colours, the log axis, the band's ends, the SLO
@@ -13,9 +13,9 @@ import re
 import numpy as np
 import pytest
 
-from perfmodel import sizing_view
-from perfmodel.planner import applicable, planner, platform_options, run_plan
-from perfmodel.sizing_view import SMT_COLORS, binding_text, nodes_cell, smt_color
+from perfmodel.plan import sizing_view
+from perfmodel.plan.planner import applicable, planner, platform_options, run_plan
+from perfmodel.plan.sizing_view import SMT_COLORS, binding_text, nodes_cell, smt_color
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -79,7 +79,7 @@ def test_rows_keep_their_place_whatever_the_answer(plans):
 
 def test_p99_panel_is_log_with_band_and_slo(plans):
     (table, _), slo = plans["defaults"]
-    # at 90% the band on a new lab is too wide to give (perfmodel.lab_bands): no band is drawn
+    # at 90% the band on a new lab is too wide to give (perfmodel.evidence.lab_bands): no band is drawn
     assert table.attrs["range_note"] and table.attrs["interval"] is None
     _left, right = sizing_view.plot_sizing(table, slo_p99_ms=slo)
     bands = [
@@ -281,7 +281,7 @@ def test_the_planners_export_copy_follows_the_controls():
 
 
 def test_platform_colours_are_fixed_and_distinct_within_a_plot():
-    from perfmodel.catalog import list_platforms
+    from perfmodel.inputs.catalog import list_platforms
 
     every = list_platforms()
     palette = sizing_view.platform_palette(every[:30])
@@ -296,7 +296,7 @@ def test_platform_colours_are_fixed_and_distinct_within_a_plot():
 
 def test_planner_topology_controls_apply_where_the_system_has_them(capsys):
     pytest.importorskip("ipywidgets")
-    from perfmodel.planner import applicable, run_plan, topology_text
+    from perfmodel.plan.planner import applicable, run_plan, topology_text
 
     assert applicable({"system": "redis"})["instances_per_server"]
     assert not applicable({"system": "redis"})["sync_replicas"]
@@ -313,8 +313,8 @@ def test_planner_topology_controls_apply_where_the_system_has_them(capsys):
 
 def test_the_tables_show_how_servers_are_deployed_where_the_system_has_a_deployment():
     import perfmodel
-    from perfmodel.sizing import size
-    from perfmodel.sizing_view import table_html, table_text
+    from perfmodel.plan.sizing import size
+    from perfmodel.plan.sizing_view import table_html, table_text
 
     kv = perfmodel.Workload(operation="mixed", read_fraction=0.9, object_bytes=100, dataset_bytes=50 * 2**30,
                             clients=1)  # fmt: skip

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from perfmodel.queueing import closed_network, mm1_response_time_quantile, mmc_response_time
-from perfmodel.solve import (
+from perfmodel.solve.network import (
     STATIONS,
     Network,
     ack_factors,
@@ -258,7 +258,7 @@ def test_closed_loop_tail_matches_the_exact_finite_source_queue(n, s, z, c):
 def test_finite_population_variance_reduces_to_the_open_form():
     """With the open M/M/c's variance of the count found (geometric given a wait), the
     random-sum variance is the exponential-wait form ``w^2 (2 / P - 1)`` for any visits."""
-    from perfmodel.solve import finite_population_found_var, finite_population_wait_var
+    from perfmodel.solve.network import finite_population_found_var, finite_population_wait_var
 
     per_server, found, p_wait = 2e-4, 3.5, 0.8
     open_var = found**2 * (2 / p_wait - 1) - found
@@ -284,7 +284,7 @@ def test_customers_split_over_equal_queues_uniformly_over_compositions(total, m)
     enumerated here; finite_population_found_var gives it when nobody is elsewhere."""
     import itertools
 
-    from perfmodel.solve import finite_population_found_var
+    from perfmodel.solve.network import finite_population_found_var
 
     counts = [c[0] for c in itertools.product(range(total + 1), repeat=m) if sum(c) == total]
     exact = np.var(counts)

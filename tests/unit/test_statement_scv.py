@@ -10,10 +10,11 @@ import pytest
 from scipy import special
 
 import perfmodel
-from perfmodel import chain, systems
-from perfmodel.chain import IX
-from perfmodel.figures import figure_config
-from perfmodel.workload import Workload
+from perfmodel.evidence.figure_plan import figure_config
+from perfmodel.inputs import systems
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
+from perfmodel.model.chain import IX
 
 PLATFORM = "x86-dl380-e5-2630v4"
 

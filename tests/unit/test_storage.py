@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import storage
-from perfmodel._data import data_dir
+from perfmodel.inputs._data import data_dir
+from perfmodel.mechanisms import storage
 
 
 def test_littles_law_parallelism():
@@ -186,9 +186,9 @@ def test_predict_open_loop_burst_wait_grows_with_the_flush_size_variance():
     p99 lies in the bursts and grows with their variance."""
     from dataclasses import replace
 
-    from perfmodel._data import data_dir
-    from perfmodel.node import build_model
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs._data import data_dir
+    from perfmodel.inputs.workload import load_workload_file
+    from perfmodel.model.predict import build_model
 
     spec = load_workload_file(str(data_dir() / "workloads" / "scylla-read-heavy.yaml"))
     w = replace(spec["workload"], arrival_rate=3e5, clients=None)
@@ -224,8 +224,8 @@ def test_only_reads_on_the_flushs_queue_wait_for_its_backlog(tmp_path):
     whose flushes the kernel queues whole (ScyllaDB's own I/O scheduler caps the wait instead)."""
     import yaml
 
-    from perfmodel import chain
-    from perfmodel.workload import Workload
+    from perfmodel.inputs.workload import Workload
+    from perfmodel.model import chain
 
     spec = yaml.safe_load((data_dir() / "hardware" / "devices.yaml").read_text())
     nvme = next(d for d in spec["devices"] if d["id"] == "nvme-1p6tb-generic")
@@ -257,9 +257,9 @@ def _scylla_on_sata(clients=None):
     100 k ops/s (``clients`` None) or a closed loop; 14% of the reads meet a flush when open."""
     from dataclasses import replace
 
-    from perfmodel import chain
-    from perfmodel.params import load_parameters
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs.params import load_parameters
+    from perfmodel.inputs.workload import load_workload_file
+    from perfmodel.model import chain
 
     spec = load_workload_file(str(data_dir() / "workloads" / "scylla-read-heavy.yaml"))
     load = (
@@ -285,7 +285,7 @@ def _without_cap(model):
 def test_a_servers_io_scheduler_caps_what_a_read_waits_of_a_flush(clients):
     """ScyllaDB's spec goal (0.75 ms): a read meeting a flush waits that, in the mean (the closed
     solver too) and in the p99; without the cap it waits its share of a ~34 ms backlog."""
-    from perfmodel import chain
+    from perfmodel.model import chain
 
     capped = _scylla_on_sata(clients)
     kernel = _without_cap(capped)

@@ -1,4 +1,5 @@
-"""perfmodel.studies and perfmodel.planner: the notebook helpers, fast, against closed forms and the model."""
+"""perfmodel.plan.studies and perfmodel.plan.planner: the notebook helpers, fast, against closed forms
+and the model."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel import studies
-from perfmodel.figures import predict_figures
-from perfmodel.planner import controls, planner, run_plan
-from perfmodel.storage import FLUSH_IO_BYTES
+from perfmodel.evidence.figure_plan import predict_figures
+from perfmodel.mechanisms.storage import FLUSH_IO_BYTES
+from perfmodel.plan import studies
+from perfmodel.plan.planner import controls, planner, run_plan
 
 
 def test_figures_vs_model_puts_predictions_in_the_figures_units():

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import perfmodel
-from perfmodel import lab_bands, targets
+from perfmodel.evidence import lab_bands, targets
+from tools import docs_blocks
 
 ROOT = Path(perfmodel.__file__).resolve().parents[1]
 
@@ -78,8 +79,8 @@ def test_raised_guards_sees_a_raise(tmp_path):
 
 
 def test_docs_print_the_targets():
-    from perfmodel.validation_runs import read_block
+    from perfmodel.evidence.stored_runs import read_block
 
-    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
-    assert read_block(text, "targets") == targets.markdown(), "regenerate: python -m perfmodel.lab_bands"
+    text = docs_blocks.home("targets").read_text(encoding="utf-8")
+    assert read_block(text, "targets") == targets.markdown(), "regenerate: python -m tools.lab_bands"
     assert all(math.isfinite(v) for cells in targets.load()["guards"].values() for v in cells.values())

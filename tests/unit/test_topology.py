@@ -1,5 +1,5 @@
 """Deployment topologies: instances per server, a primary with replicas, embedded engines; the
-sizing search; targets in planners' units (perfmodel.topology, perfmodel.sizing)."""
+sizing search; targets in planners' units (perfmodel.inputs.topology, perfmodel.plan.sizing)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import topology
-from perfmodel.sizing import first_true, size, target_ops_per_s
+from perfmodel.inputs import topology
+from perfmodel.plan.sizing import first_true, size, target_ops_per_s
 
 KV = perfmodel.Workload(operation="mixed", read_fraction=0.9, object_bytes=100, dataset_bytes=50 * 2**30,
                         clients=1)  # fmt: skip
@@ -152,7 +152,7 @@ def test_the_search_gives_the_linear_scans_answer():
     """Every count from 1 to max_nodes predicted (the old search) against the bisection's answer."""
     from pathlib import Path
 
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs.workload import load_workload_file
 
     spec = load_workload_file(str(Path(perfmodel.__file__).parents[1] / "data" / "workloads" /
                                   "scylla-read-heavy.yaml"))  # fmt: skip
@@ -193,7 +193,7 @@ def test_targets_in_planners_units():
 
 
 def test_advice_names_what_is_infeasible():
-    from perfmodel import studies
+    from perfmodel.plan import studies
 
     out = size(KV, target_ops_s=1e5, slo_p99_ms=10, system="scylla", platforms=["x86-dl380-e5-2630v4"],
                failure_tolerance=200, interval=None)  # fmt: skip
@@ -203,7 +203,7 @@ def test_advice_names_what_is_infeasible():
 
 
 def test_a_p99_just_over_the_slo_prints_enough_digits():
-    from perfmodel.sizing_view import _ms_text
+    from perfmodel.plan.sizing_view import _ms_text
 
     assert _ms_text(0.10004, 0.1) == "0.10004" and _ms_text(43.21, 20) == "43.2"
 
@@ -214,8 +214,8 @@ def test_every_shipped_workload_sizes_with_the_default_candidates(name):
     (the Kunpeng R722's 96 cores) are sized; nothing raises."""
     from pathlib import Path
 
-    from perfmodel.sizing import DEFAULT_PLATFORMS
-    from perfmodel.workload import load_workload_file
+    from perfmodel.inputs.workload import load_workload_file
+    from perfmodel.plan.sizing import DEFAULT_PLATFORMS
 
     spec = load_workload_file(str(Path(perfmodel.__file__).parents[1] / "data" / "workloads" / name))
     out = size(spec["workload"], target_ops_s=2e3, slo_p99_ms=500, system=spec["system"], interval=None,

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import chain
-from perfmodel.errors import CatalogError
-from perfmodel.workload import Workload
+from perfmodel.inputs.errors import CatalogError
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 PLATFORM = "arm-graviton4-c8g-8xlarge"
 SHARE = 0.44

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import perfmodel
-from perfmodel import validation as val
-from perfmodel.benchmarks import calibration_benchmarks
-from perfmodel.validation import validate
+from perfmodel.evidence import validation as val
+from perfmodel.evidence.recorded import calibration_benchmarks
+from perfmodel.evidence.validation import validate
 
 REQUIRED = ["figure_id", "source", "group", "metric", "recorded", "predicted", "rel_error", "factor_error",
             "lower", "upper", "in_band", "converged", "gap"]  # fmt: skip
@@ -37,10 +37,10 @@ def small():
 
 def test_the_public_interface(in_sample):
     assert perfmodel.validate is val.validate
-    assert perfmodel.calibrate is perfmodel.calibration.calibrate
+    assert perfmodel.calibrate is perfmodel.evidence.calibration.calibrate
     assert set(REQUIRED) <= set(in_sample.columns)
     assert in_sample.attrs["cv"] == "in-sample"
-    # the seed documents and their context; the public corpus is validated by perfmodel.corpus
+    # the seed documents and their context; the public corpus is validated by perfmodel.evidence.corpus
     assert len(in_sample) + len(in_sample.attrs["excluded"]) == len(calibration_benchmarks())
 
 
@@ -241,7 +241,7 @@ def test_gap_evidence_types_no_model_number():
 
 
 def test_in_sample_band_uses_the_shipped_discrepancy(in_sample):
-    from perfmodel.discrepancy import load_discrepancy
+    from perfmodel.evidence.discrepancy import load_discrepancy
 
     stored = load_discrepancy()
     assert stored is not None

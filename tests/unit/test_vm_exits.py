@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import catalog, chain
-from perfmodel.chain import solve
-from perfmodel.workload import Workload
+from perfmodel.inputs import catalog
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
+from perfmodel.model.chain import solve
 
 BARE = catalog.load_platform("arm-graviton4-c8g-8xlarge")
 EXIT_S, EXITS = 3.72e-6, 1.69
@@ -159,7 +160,7 @@ def test_the_cpu_stage_counts_the_exits_in_redis_io_threads_work():
     the clock before contention: the exits load the I/O threads, not the main thread. Saturated
     at pipeline 1 with three threads the two I/O threads bind, so the model's throughput is
     ``2 / (m + e + h)`` commands per cycle at that clock on the guest, ``2 / (m + h)`` on bare metal."""
-    from perfmodel import scaling
+    from perfmodel.mechanisms import scaling
 
     p = perfmodel.load_parameters("default")
     handoff = p["cpu_cycles_handoff[redis]"]

@@ -1,7 +1,7 @@
 """The order a server takes its waiting requests in (spec field and knob ``wait_scv``) spreads their
 wait without changing its mean: first come, first served is the least spread (a saturated closed
 loop's wait is then almost fixed), random order of service the exponential's. Checked against the
-variance formula of :func:`perfmodel.solve.class_moments`, for the invariance of every mean and the
+variance formula of :func:`perfmodel.solve.network.class_moments`, for the invariance of every mean and the
 throughput, for monotone percentiles, at light load, and in the spec's validation."""
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import chain, solve
-from perfmodel.errors import DataError
-from perfmodel.workload import Workload
+from perfmodel.inputs.errors import DataError
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
+from perfmodel.solve import network as solve
 
 PLATFORM = "arm-graviton4-c8g-8xlarge"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel.workload import Workload
+from perfmodel.inputs.workload import Workload
 
 
 def test_closed_loop_concurrency_and_defaults():

@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import perfmodel
-from perfmodel import chain, scaling
-from perfmodel.workload import Workload
+from perfmodel.inputs.workload import Workload
+from perfmodel.mechanisms import scaling
+from perfmodel.model import chain
 
 PLATFORM = "arm-graviton4-c8g-8xlarge"
 

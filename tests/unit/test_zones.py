@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel import chain, placement
-from perfmodel.catalog import load_platform
-from perfmodel.workload import Workload
+from perfmodel.inputs.catalog import load_platform
+from perfmodel.inputs.workload import Workload
+from perfmodel.mechanisms import placement
+from perfmodel.model import chain
 
 RTT = 1e-3  # a round trip between zones [s], for these tests only
 # what a crossing adds: the round trip between zones less the one within a zone (the wire's)

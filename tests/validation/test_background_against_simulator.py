@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain
-from perfmodel._data import data_dir
+from perfmodel.inputs._data import data_dir
+from perfmodel.inputs.workload import load_workload_file
+from perfmodel.model import chain
 from perfmodel.sim.config import config_from_model
 from perfmodel.sim.run import simulate_config
-from perfmodel.solve import STATIONS
-from perfmodel.workload import load_workload_file
+from perfmodel.solve.network import STATIONS
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +62,7 @@ def _reads_behind_background(population):
     """Reads (0.2 ms at the device, then 1 ms elsewhere) and writes (1 ms elsewhere), each write
     leaving a 0.4 ms background job on the device; ``population`` clients, no think time."""
     from perfmodel.sim import config_from_network
-    from perfmodel.solve import Network, solve_closed
+    from perfmodel.solve.network import Network, solve_closed
 
     k = len(STATIONS)
     fixed = STATIONS.index("fixed")

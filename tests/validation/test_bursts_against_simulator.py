@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 from perfmodel.sim.config import config_from_model
 from perfmodel.sim.run import simulate_config
-from perfmodel.workload import Workload
 
 pytestmark = pytest.mark.slow
 

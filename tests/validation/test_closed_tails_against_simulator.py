@@ -3,7 +3,7 @@
 When the clients saturate a station, each arrival finds nearly the whole population ahead
 of it, so its wait is close to N service times and barely varies: the p99 is a little
 above the mean. The analytic model's wait variance is capped by that finite population
-(:func:`perfmodel.solve.finite_population_found_var`); the simulator, which queues each
+(:func:`perfmodel.solve.network.finite_population_found_var`); the simulator, which queues each
 request explicitly, is the reference. The exponential wait an open queue would have
 (the form before the cap) put the p99 at four times the simulated one.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 import perfmodel
-from perfmodel import chain
-from perfmodel.workload import Workload
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 
 pytestmark = pytest.mark.slow
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 import perfmodel
-from perfmodel import chain
-from perfmodel.params import load_parameters
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.systems import load_system
+from perfmodel.inputs.workload import load_workload_file
+from perfmodel.model import chain
 from perfmodel.sim.config import config_from_model
 from perfmodel.sim.run import simulate_config
-from perfmodel.systems import load_system
-from perfmodel.workload import load_workload_file
 
 pytestmark = pytest.mark.slow
 

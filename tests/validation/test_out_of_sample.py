@@ -1,7 +1,7 @@
 """Out-of-sample accuracy and band coverage, from the stored cross-validation runs.
 
 Leave-one-out refits the model ~120 times (minutes), so the suite reads the
-runs ``python -m perfmodel.calibration`` stores in ``data/validation/`` --
+runs ``python -m tools.refit`` stores in ``data/validation/`` --
 after checking they are not stale -- and rebuilds their tables with today's
 scoring code. docs/validation.md's tables and the shipped discrepancy must
 be what those runs give.
@@ -16,12 +16,13 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import discrepancy as disc
-from perfmodel import validation as val
-from perfmodel import validation_runs as runs
+from perfmodel.evidence import discrepancy as disc
+from perfmodel.evidence import stored_runs as runs
+from perfmodel.evidence import validation as val
+from tools import docs_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
-REGENERATE = "regenerate with `python -m perfmodel.calibration`"
+REGENERATE = "regenerate with `python -m tools.refit`"
 
 
 @pytest.fixture(scope="module")
@@ -123,11 +124,9 @@ def test_the_shipped_discrepancy_is_the_stored_runs(stored):
 
 
 def test_docs_tables_are_the_stored_runs(stored):
-    text = (ROOT / "docs" / "validation.md").read_text(encoding="utf-8")
     for name, body in runs.docs_blocks(stored).items():
-        assert runs.read_block(text, name) == body, (
-            f"docs/validation.md block {name!r} is stale; {REGENERATE}"
-        )
+        text = docs_blocks.home(name).read_text(encoding="utf-8")
+        assert runs.read_block(text, name) == body, f"docs block {name!r} is stale; {REGENERATE}"
 
 
 def test_a_stale_run_is_refused(tmp_path, monkeypatch):
@@ -136,7 +135,7 @@ def test_a_stale_run_is_refused(tmp_path, monkeypatch):
     (tmp_path / "validation").mkdir()
     (tmp_path / "validation" / "cv-group.json").write_text(json.dumps(doc))
     monkeypatch.setattr(runs, "run_path", lambda cv: tmp_path / "validation" / f"cv-{cv}.json")
-    with pytest.raises(runs.StaleRunError, match="python -m perfmodel.calibration"):
+    with pytest.raises(runs.StaleRunError, match="python -m tools.refit"):
         runs.load_cv("group")
 
 
@@ -150,7 +149,7 @@ def test_predict_bands_carry_the_discrepancy():
         "x86-ceph-osd-c220m5", w, nodes=5, system="ceph", interval=0.9, params="default"
     ).iloc[0]
     entry = stored["throughput"]
-    from perfmodel import lab_bands
+    from perfmodel.evidence import lab_bands
 
     # the discrepancy's half-width, and at least the band a new lab's figures fell in (lab_bands)
     half = max(disc.band_multiplier(entry["scores"], 0.9) * entry["sigma_log"],

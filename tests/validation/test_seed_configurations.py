@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel.figures import figure_config, predict_figure, predict_figures
+from perfmodel.evidence.figure_plan import figure_config, predict_figure, predict_figures
 
 WORKED = {
     "scylla": "S-IBM-P8-2",  # ScyllaDB on POWER8, reads from cache (absolute, 502 Kops/s)

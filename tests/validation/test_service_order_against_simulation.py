@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain
-from perfmodel.solve import STATIONS
-from perfmodel.workload import Workload
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
+from perfmodel.solve.network import STATIONS
 
 PLATFORM = "x86-dl380-e5-2630v4"
 WORKLOAD = Workload(operation="read", read_fraction=1.0, object_bytes=64, dataset_bytes=1e9,

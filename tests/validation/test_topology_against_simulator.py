@@ -1,6 +1,6 @@
 """Each deployment topology's sizing answer against the discrete-event simulator.
 
-``size`` maps a count of servers onto the model's inputs (``perfmodel.topology``): instances on
+``size`` maps a count of servers onto the model's inputs (``perfmodel.inputs.topology``): instances on
 a slice of a server, a primary's per-server load, an embedded engine's share. The simulator runs
 the same mapped configuration -- the stations ``predict`` solves -- with its own random arrivals
 and service times; at the answer the analytic throughput, mean and p99 must agree with it, so a
@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import perfmodel
-from perfmodel import chain, topology
+from perfmodel.inputs import topology
+from perfmodel.inputs.systems import load_system
+from perfmodel.model import chain
+from perfmodel.plan.sizing import size
 from perfmodel.sim.config import config_from_model
 from perfmodel.sim.run import simulate_config
-from perfmodel.sizing import size
-from perfmodel.systems import load_system
 
 pytestmark = pytest.mark.slow
 

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from perfmodel import chain
-from perfmodel.catalog import load_platform
+from perfmodel.inputs.catalog import load_platform
+from perfmodel.inputs.workload import Workload
+from perfmodel.model import chain
 from perfmodel.sim.config import config_from_model
 from perfmodel.sim.run import simulate_config
-from perfmodel.workload import Workload
 
 pytestmark = pytest.mark.slow
 

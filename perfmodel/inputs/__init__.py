@@ -1,0 +1,3 @@
+"""What a prediction is asked about: hardware catalog, system specs, knobs, workload, parameters, units and
+errors.
+"""

@@ -1,0 +1,3 @@
+"""Answers for planners: sizing, its views, sweeps, the notebooks' studies, the interactive planner and the
+report.
+"""

@@ -1,0 +1,359 @@
+"""The interactive capacity planner of notebook 06: ipywidgets over
+:func:`perfmodel.plan.studies.size_workload`.
+
+:func:`run_plan` is the computation (a sizing table and its conclusion) and
+runs anywhere; :func:`planner` builds the controls (sliders and drop-downs, one
+per argument of ``run_plan``) in a column beside an output area that re-plans
+whenever a control changes: the conclusion, a compact table (colour swatch per
+SMT mode, every reason in full below it) and the two-panel plot
+(:mod:`perfmodel.plan.sizing_view`). Every answer ``size`` can give -- all feasible,
+some, none -- is words and a plot, never a traceback. Controls that do not
+apply are disabled (the Zipf exponent under uniform keys, the consistency level
+with one replica). Constructing the widgets needs no browser, so the notebook
+also executes headless under papermill; the planner then also carries a static
+HTML copy of its last plan, which an HTML export shows where no widget script
+runs (:func:`perfmodel.run.batch.export_html`).
+
+The output area is filled by setting its state (``Output.outputs``), never by
+capturing with ``with output:``. A capture is routed by the client: under
+papermill, nbclient mirrors the Output widget and sends each captured output
+back to the kernel as a ``comm_msg`` on the shell channel while the cell still
+runs; with ipykernel 7 that cell's ``execute_reply`` was then sometimes lost
+(the kernel idle, every cell executed, the client waiting for the reply), so a
+batch run hung after the notebook had written its results.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from perfmodel.plan import studies
+from perfmodel.plan.sizing import TABLE_COLUMNS
+
+#: sizing-table columns the planner shows
+PLAN_COLUMNS = TABLE_COLUMNS
+CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
+#: rows of the platform list (the selected platforms come first, so they are visible)
+PLATFORM_ROWS = 10
+#: width of the plot beside the controls [in]: the output column of a laptop-sized JupyterLab
+PLOT_WIDTH_IN = 7.6
+
+
+def platform_options(platforms, selected) -> list[str]:
+    """The platform list's order: the selected platforms first (in their order), then the mission's
+    platforms, then the rest of the catalog alphabetically -- so a selection is visible without
+    scrolling."""
+    from perfmodel.plan.sizing import DEFAULT_PLATFORMS
+
+    known = list(platforms)
+    first = [p for p in selected if p in known] + [p for p in DEFAULT_PLATFORMS if p in known]
+    return list(dict.fromkeys(first + sorted(known)))
+
+
+def applicable(values: dict) -> dict[str, bool]:
+    """Which controls apply to the current values: ``zipf_s`` only with Zipf keys, ``consistency``
+    only with more than one replica, ``instances_per_server`` only for a system deployed as instances
+    (Redis, memcached). ``{control: enabled}`` for the controls that can be disabled."""
+    out = {
+        "zipf_s": values.get("key_distribution") == "zipf",
+        "consistency": int(values.get("replication_factor", 3)) > 1,
+    }
+    if "system" in values:
+        out["instances_per_server"] = topology_of(values["system"]) == "instances"
+        out["sync_replicas"] = topology_of(values["system"]) == "primary_replicas"
+    return out
+
+
+def topology_of(system: str) -> str:
+    """A system's deployment topology (its spec's ``topology``)."""
+    from perfmodel.inputs.systems import load_system
+
+    return load_system(system).topology
+
+
+def topology_text(system: str) -> str:
+    """The planner's line on how the chosen system is deployed."""
+    from perfmodel.inputs.systems import TOPOLOGIES
+
+    topo = topology_of(system)
+    return f"<small>deployed as <b>{topo}</b>: {TOPOLOGIES[topo]}</small>"
+
+
+def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None) -> str:
+    """The plan as one HTML block, what the planner shows and what an export keeps of it: the answer
+    in a line (the request and the fewest nodes, or that none is feasible), the plot as an embedded
+    PNG (``figure``, a matplotlib figure, when given), the compact table with every reason below
+    it, and the whole conclusion in words (folded)."""
+    import base64
+    import html
+    import io
+
+    from perfmodel.plan import sizing_view
+
+    lines = text.splitlines()
+    request = lines[0].split(" (", 1)[0] if lines else ""
+    answer = lines[-1] if len(lines) > 1 else ""
+    terms = table.attrs.get("terms", "")
+    answer_style, terms_style = (
+        "font-size:13px;margin:2px 0 0 0",
+        "font-size:11px;color:#555;margin:0 0 6px 0",
+    )
+    request, answer, terms = html.escape(request), html.escape(answer), html.escape(terms)
+    caveat = html.escape(table.attrs.get("caveat", ""))
+    range_note = html.escape(table.attrs.get("range_note", ""))
+    parts = [f"<p class='pm-answer' style='{answer_style}'><b>{request}</b> {answer}</p>"
+             f"<p class='pm-terms' style='{terms_style}'>{terms}</p>"
+             + (f"<p class='pm-caveat' style='{terms_style};color:#8a4b00'>Caveat: {caveat}</p>"
+                if caveat else "")
+             + (f"<p class='pm-range' style='{terms_style};color:#8a4b00'>Range: {range_note}</p>"
+                if range_note else "")]  # fmt: skip
+    if figure is not None:
+        buf = io.BytesIO()
+        figure.savefig(buf, format="png", dpi=100)
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        parts.append(f"<img class='pm-plot' alt='nodes needed and p99 per candidate' style='max-width:100%' "
+                     f"src='data:image/png;base64,{data}'>")  # fmt: skip
+    parts.append(sizing_view.table_html(table, slo_p99_ms=slo_p99_ms))
+    words = f"<pre style='white-space:pre-wrap;font-size:12px'>{html.escape(text)}</pre>"
+    summary = "<summary style='font-size:12px'>the plan in words</summary>"
+    parts.append(f"<details class='pm-words'>{summary}{words}</details>")
+    return "<div class='pm-plan'>" + "".join(parts) + "</div>"
+
+
+def run_plan(**values) -> tuple[pd.DataFrame, str]:
+    """The sizing table and its conclusion text: :func:`perfmodel.plan.studies.size_workload` on the
+    controls' ``values`` (its arguments and units: ``target_ops_s`` [1/s], ``slo_p99_ms`` [ms],
+    ``object_bytes`` [B], ``dataset_gib`` [GiB], ...), which builds the workload and calls
+    :func:`perfmodel.size`."""
+    values = {k: list(v) if k == "platforms" else v for k, v in values.items()}
+    # 0: the sizing chooses; a system not deployed as instances takes none
+    topo = topology_of(values.get("system", "scylla"))
+    if not values.get("instances_per_server") or topo != "instances":
+        values.pop("instances_per_server", None)
+    if not values.get("sync_replicas") or topo != "primary_replicas":  # 0: asynchronous replicas
+        values.pop("sync_replicas", None)
+    table = studies.size_workload(**values)
+    text = studies.sizing_conclusion(
+        table, target_ops_s=float(values["target_ops_s"]), slo_p99_ms=float(values["slo_p99_ms"])
+    )
+    return table, text
+
+
+def controls(**defaults) -> dict:
+    """One widget per argument of :func:`run_plan`, set to ``defaults``."""
+    import ipywidgets as w
+
+    from perfmodel.inputs.catalog import list_platforms
+    from perfmodel.inputs.systems import list_systems
+
+    style = {"description_width": "130px"}
+    layout = w.Layout(width="350px")
+    common = {"style": style, "layout": layout, "continuous_update": False}
+    return {
+        "platforms": w.SelectMultiple(
+            options=platform_options(list_platforms(), defaults.get("platforms", ())),
+            value=tuple(defaults.get("platforms", ())),
+            rows=PLATFORM_ROWS,
+            description="platforms",
+            style=style,
+            layout=layout,
+        ),
+        "system": w.Dropdown(
+            options=[k for k in list_systems() if k != "fio"],
+            value=defaults.get("system", "scylla"),
+            description="system",
+            style=style,
+            layout=layout,
+        ),
+        "target_ops_s": w.FloatLogSlider(
+            value=defaults.get("target_ops_s", 1e6),
+            base=10,
+            min=3,
+            max=8,
+            step=0.1,
+            description="target [ops/s]",
+            readout_format=".3g",
+            **common,
+        ),
+        "read_fraction": w.FloatSlider(
+            value=defaults.get("read_fraction", 0.8),
+            min=0,
+            max=1,
+            step=0.05,
+            description="read fraction",
+            **common,
+        ),
+        "object_bytes": w.Dropdown(
+            options=sorted(
+                {128, 256, 512, 1024, 4096, 16384, 65536, int(defaults.get("object_bytes", 1024))}
+            ),
+            value=int(defaults.get("object_bytes", 1024)),
+            description="object size [B]",
+            style=style,
+            layout=layout,
+        ),
+        "key_distribution": w.Dropdown(
+            options=("uniform", "zipf"),
+            value=defaults.get("key_distribution", "uniform"),
+            description="key popularity",
+            style=style,
+            layout=layout,
+        ),
+        "zipf_s": w.FloatSlider(
+            value=defaults.get("zipf_s", 0.0),
+            min=0,
+            max=1.5,
+            step=0.05,
+            description="Zipf exponent",
+            **common,
+        ),
+        "dataset_gib": w.FloatLogSlider(
+            value=defaults.get("dataset_gib", 500.0),
+            base=10,
+            min=0,
+            max=6,
+            step=0.1,
+            description="data set [GiB]",
+            readout_format=".3g",
+            **common,
+        ),
+        "replication_factor": w.IntSlider(
+            value=defaults.get("replication_factor", 3),
+            min=1,
+            max=5,
+            description="replication factor",
+            **common,
+        ),
+        "consistency": w.Dropdown(
+            options=CONSISTENCY_LEVELS,
+            value=defaults.get("consistency", "QUORUM"),
+            description="consistency",
+            style=style,
+            layout=layout,
+        ),
+        "slo_p99_ms": w.FloatLogSlider(
+            value=defaults.get("slo_p99_ms", 20.0),
+            base=10,
+            min=-1,
+            max=3,
+            step=0.05,
+            description="p99 SLO [ms]",
+            readout_format=".3g",
+            **common,
+        ),
+        "failure_tolerance": w.IntSlider(
+            value=defaults.get("failure_tolerance", 1),
+            min=0,
+            max=3,
+            description="failures tolerated",
+            **common,
+        ),
+        "max_utilization": w.FloatSlider(
+            value=defaults.get("max_utilization", 0.7),
+            min=0.3,
+            max=0.95,
+            step=0.05,
+            description="max utilisation",
+            **common,
+        ),
+        # the deployment's counts: 0 lets the sizing choose / means asynchronous replicas
+        **{
+            name: w.BoundedIntText(
+                value=defaults.get(name) or 0, min=0, max=most, description=label, tooltip=tip, **common
+            )
+            for name, most, label, tip in (
+                (
+                    "instances_per_server",
+                    512,
+                    "instances / server",
+                    "0: the count that needs the fewest servers (systems deployed as instances only)",
+                ),
+                (
+                    "sync_replicas",
+                    3,
+                    "sync replicas",
+                    "replicas a commit waits for (a primary with replicas only; 0: asynchronous)",
+                ),
+            )
+        },  # fmt: skip
+    }
+
+
+def planner(**defaults):
+    """The planner: the controls in a column beside an output area with the plan for the current values.
+
+    Returns an ``ipywidgets.HBox`` (:class:`Planner`); the output is filled once at construction
+    (with ``defaults``) and again whenever a control changes. ``Planner.last_html`` holds the last
+    plan as static HTML (also in the planner's display data, for exports).
+    """
+    import html
+
+    import ipywidgets as w
+
+    from perfmodel.plan import sizing_view
+
+    widgets = controls(**defaults)
+    selected = w.HTML(layout=w.Layout(width="350px"))
+    deployed = w.HTML(layout=w.Layout(width="350px"))
+    busy = w.HTML(layout=w.Layout(width="350px"))
+    output = w.Output(layout=w.Layout(flex="1 1 auto", min_width="0", overflow="auto"))
+
+    class Planner(w.HBox):
+        """The planner's box; its display data carry a static copy of the last plan as text/html."""
+
+        last_html = ""
+
+        def _repr_mimebundle_(self, **kwargs):
+            bundle = super()._repr_mimebundle_(**kwargs)
+            if self.last_html:
+                bundle["text/html"] = self.last_html
+            return bundle
+
+    def show(**values) -> tuple[str, str]:
+        """The plan for ``values`` as (HTML, plain text)."""
+        if not values["platforms"]:
+            message = "Choose at least one platform (click one; Ctrl/Cmd+click adds more)."
+            return f"<p class='pm-message'>{html.escape(message)}</p>", message
+        try:
+            table, text = run_plan(**values)
+        except Exception as exc:  # a request the model cannot answer: words, never a traceback
+            message = f"cannot plan: {exc}" if isinstance(exc, ValueError) else f"cannot plan: {exc!r}"
+            return f"<p class='pm-message'>{html.escape(message)}</p>", message
+        slo = float(values["slo_p99_ms"])
+        # a figure pyplot never sees: the inline backend's hooks cannot show, clear or close it while
+        # it is drawn in this callback (the browser test caught a blank PNG under pyplot)
+        left, _ = sizing_view.plot_sizing(table, slo_p99_ms=slo, width_in=PLOT_WIDTH_IN, standalone=True)
+        figure = left.figure
+        return plan_html(table, text, slo_p99_ms=slo, figure=figure), text
+
+    def refresh(_change=None):
+        values = {name: widget.value for name, widget in widgets.items()}
+        for name, enabled in applicable(values).items():
+            widgets[name].disabled = not enabled
+        chosen = list(values["platforms"])
+        selected.value = (f"<small>{len(chosen)} selected: {', '.join(chosen)}</small>" if chosen
+                          else "<small>none selected</small>")  # fmt: skip
+        deployed.value = topology_text(values["system"])
+        busy.value = "<span class='pm-busy' style='color:#b45f06'>&#8987; computing the plan...</span>"
+        try:
+            page, text = show(**values)
+        finally:
+            busy.value = ""
+        box.last_html = page  # what the output shows now, for an export
+        # set as the output area's state in one step, never captured with ``with output:`` (see
+        # the module docstring: under papermill a capture makes the client write to the kernel
+        # mid-cell, and the cell's reply can then be lost)
+        output.outputs = (
+            {"output_type": "display_data", "data": {"text/html": page, "text/plain": text}, "metadata": {}},
+        )
+
+    controls_box = w.VBox(
+        [widgets["platforms"], selected, busy, widgets["system"], deployed]
+        + [v for k, v in widgets.items() if k not in ("platforms", "system")],
+        layout=w.Layout(width="370px", flex="0 0 370px"),
+    )
+    box = Planner([controls_box, output], layout=w.Layout(width="100%", align_items="flex-start"))
+    for widget in widgets.values():
+        widget.observe(refresh, names="value")
+    refresh()
+    return box
