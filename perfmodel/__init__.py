@@ -20,6 +20,7 @@ Public entry points::
 optimiser and the execution layer).
 """
 
+from perfmodel._version import __version__
 from perfmodel.evidence.recorded import load_benchmarks, summarize_benchmarks
 from perfmodel.inputs.catalog import (
     Device,
@@ -40,8 +41,6 @@ from perfmodel.model.predict import grid, predict
 from perfmodel.plan.sizing import size
 from perfmodel.plan.sweeps import sweep
 from perfmodel.sim import simulate
-
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str):

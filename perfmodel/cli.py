@@ -155,7 +155,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     ).drop(columns="configuration")
     _emit(frame if args.format != "table" else frame[_table_columns(frame)].round(3), args.format)
     if args.format == "table":
-        from perfmodel.evidence.caveats import caveat
+        from perfmodel.model.caveats import caveat
 
         for system in sorted(set(map(str, frame["system"]))):
             print(f"Caveat: {caveat(system, ('throughput', 'mean latency', 'tail latency'))}")

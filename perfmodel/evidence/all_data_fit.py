@@ -106,7 +106,7 @@ def trial(systems=None, progress: bool = True) -> pd.DataFrame:
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per system and metric group over the scored figures: ``labs``, ``figures`` and the median of
     lab medians of the ``shipped`` and ``trial`` factor errors, with the trial's worst lab."""
-    from perfmodel.evidence.caveats import metric_groups
+    from perfmodel.model.caveats import metric_groups
 
     keep = (table["reason"] == "") & np.isfinite(table["shipped"]) & np.isfinite(table["trial"])
     part = table[keep].assign(group=lambda f: metric_groups(f["metric"], f["unit"]))

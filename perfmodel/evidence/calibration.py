@@ -367,7 +367,7 @@ def calibrate(
     residual_table = used[["figure_id", "source_id", "metric", "unit"]].assign(
         recorded=recorded, predicted=predicted, log_residual=r, rel_error=np.expm1(r)
     )
-    from perfmodel import __version__
+    from perfmodel._version import __version__
 
     return CalibrationResult(
         params_=fitted,

@@ -41,53 +41,25 @@ bands per group, each figure's band built without its own residual
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
-from scipy import special
 
-from perfmodel.inputs._data import PARAMETERS_DIR
+from perfmodel.model.bands import (  # noqa: F401 - read at the answer, defined there
+    CLIENT_GROUPS,
+    COLUMN_GROUPS,
+    band_multiplier,
+    load_discrepancy,
+    log_normal_band,
+    widen_band,
+    z_score,
+)
 
 #: metric groups that get their own discrepancy scale
 GROUPS = ("throughput", "mean latency", "tail latency", "ratios", "device-level")
 
 #: fewest out-of-sample figures for a group's own scale; smaller groups use the pooled one
 MIN_FIGURES = 8
-
-_CLIENT_GROUPS = {
-    "throughput": "throughput",
-    "iops": "throughput",
-    "tpmc": "throughput",
-    "bandwidth": "throughput",
-    "time_per_op": "throughput",
-    "latency_mean": "mean latency",
-    "latency_p95": "tail latency",
-    "latency_p99": "tail latency",
-}
-
-#: predict output column -> metric group of its discrepancy
-COLUMN_GROUPS = {
-    "throughput_ops_s": "throughput",
-    "tpmc": "throughput",
-    "latency_mean_ms": "mean latency",
-    "latency_p50_ms": "mean latency",
-    "read_latency_mean_ms": "mean latency",
-    "write_latency_mean_ms": "mean latency",
-    "latency_p95_ms": "tail latency",
-    "latency_p99_ms": "tail latency",
-    "read_latency_p99_ms": "tail latency",
-    "write_latency_p99_ms": "tail latency",
-    # a station's utilisation is demand over capacity: the model's capacity error is its throughput error
-    "util_network": "throughput",
-    "util_cpu": "throughput",
-    "util_device": "throughput",
-    "util_wal": "throughput",
-    "util_log": "throughput",
-    "util_client_link": "throughput",
-}
 
 
 def metric_group(metric: str, relative: bool, level: str) -> str:
@@ -96,14 +68,7 @@ def metric_group(metric: str, relative: bool, level: str) -> str:
         return "ratios"
     if level != "client":
         return "device-level"
-    return _CLIENT_GROUPS.get(metric, "device-level")
-
-
-def z_score(level: float) -> float:
-    """Standard normal quantile ``Phi^-1((1 + level) / 2)`` of a central band [-]."""
-    if not 0 < level < 1:
-        raise ValueError(f"interval: must lie in (0, 1), got {level}")
-    return float(math.sqrt(2.0) * special.erfinv(level))
+    return CLIENT_GROUPS.get(metric, "device-level")
 
 
 def fit_discrepancy_scale(residuals, param_sd=None) -> float:
@@ -143,22 +108,6 @@ def conformal_scores(residuals, param_sd, sigma) -> np.ndarray:
     return np.sort(np.where(np.isfinite(scores), scores, np.inf))
 
 
-def band_multiplier(scores, level: float) -> float:
-    """Split-conformal multiplier ``m_q`` of the scale for a level-``q`` band [-].
-
-    The ``ceil((n + 1) q)``-th smallest score; when that exceeds ``n`` (too
-    few figures for the level), the larger of the normal quantile and the
-    largest score. With no scores, the normal quantile.
-    """
-    z = z_score(level)
-    scores = np.sort(np.asarray(scores, dtype=float))
-    n = len(scores)
-    if n == 0:
-        return z
-    k = math.ceil((n + 1) * level)
-    return float(scores[k - 1]) if k <= n else float(max(z, scores[-1]))
-
-
 def group_discrepancy(residuals, param_sd=None) -> dict:
     """One group's discrepancy: ``sigma_log`` (ML scale), ``figures`` and sorted conformal ``scores``."""
     sigma = fit_discrepancy_scale(residuals, param_sd)
@@ -186,41 +135,6 @@ def estimate_discrepancy(groups, residuals, param_sd=None, min_figures: int = MI
     return out
 
 
-def log_normal_band(center, param_sd, sigma, multiplier):
-    """``center * exp(+-multiplier * sqrt(param_sd^2 + sigma^2))``: lower and upper bounds."""
-    sp = np.nan_to_num(np.asarray(param_sd, float), nan=0.0)
-    half = np.asarray(multiplier, dtype=float) * np.sqrt(sp**2 + np.asarray(sigma, dtype=float) ** 2)
-    center = np.asarray(center, dtype=float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return center * np.exp(-half), center * np.exp(half)
-
-
-def widen_band(center, lower, upper, sigma, multiplier, z):
-    """A level-``q`` band from a parameter band ``[lower, upper]`` (also level ``q``) plus discrepancy.
-
-    Each side's parameter standard deviation is read off its log half-width
-    ``h`` as ``h / z`` (``z`` the normal quantile of the parameter band's
-    level), and the side becomes ``multiplier * sqrt((h / z)^2 + sigma^2)``,
-    as :func:`log_normal_band`. An asymmetric band stays asymmetric and an
-    infinite upper bound (a parameter draw that saturates) stays infinite.
-    Values must be >= 0; a zero or non-finite ``center`` keeps the parameter
-    band widened by ``multiplier * sigma`` (an infinite centre: an infinite upper bound).
-    """
-    center, lower, upper = (np.asarray(a, dtype=float) for a in (center, lower, upper))
-    sigma = np.asarray(sigma, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        finite = np.isfinite(center) & (center > 0)
-        down = np.where(finite & (lower > 0), np.log(center / lower), 0.0)
-        up = np.where(finite & np.isfinite(upper) & (upper > 0), np.log(upper / center), 0.0)
-        down = multiplier * np.sqrt((np.clip(down, 0, None) / z) ** 2 + sigma**2)
-        up = multiplier * np.sqrt((np.clip(up, 0, None) / z) ** 2 + sigma**2)
-        lo = np.where(finite, center * np.exp(-down), lower * np.exp(-multiplier * sigma))
-        # a zero centre (an idle station) keeps its parameter band widened by the discrepancy alone
-        other = np.where(np.isfinite(upper), upper * np.exp(multiplier * sigma), np.inf)
-        hi = np.where(finite & np.isfinite(upper), center * np.exp(up), np.where(center == 0, other, np.inf))
-    return lo, hi
-
-
 def discrepancy_json(estimate: dict, cv: str) -> dict:
     """The block stored in a parameter set file (scores rounded to 4 digits)."""
     return {
@@ -237,24 +151,3 @@ def discrepancy_json(estimate: dict, cv: str) -> dict:
             for g, e in estimate.items()
         },
     }
-
-
-def load_discrepancy(params=None) -> dict | None:
-    """The discrepancy stored with a parameter set file, else the shipped calibrated set's.
-
-    ``params``: a set name, a JSON path or None. Returns ``{group: {"sigma_log",
-    "scores", ...}}`` or None when no discrepancy is stored.
-    """
-    here = PARAMETERS_DIR
-    candidates = []
-    if isinstance(params, str | Path):
-        text = str(params)
-        candidates.append(Path(text) if text.endswith(".json") or "/" in text else here / f"{text}.json")
-    candidates.append(here / "calibrated.json")
-    for path in candidates:
-        if path.is_file():
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            block = doc.get("discrepancy")
-            if isinstance(block, Mapping) and "groups" in block:
-                return {g: dict(v) for g, v in block["groups"].items()}
-    return None

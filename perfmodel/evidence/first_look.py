@@ -22,26 +22,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfmodel.inputs._data import PACKAGE_DIR, data_dir
+from perfmodel.inputs._data import PACKAGE_DIR
+from perfmodel.model.bands import FIRST_LOOK_COLUMNS as COLUMNS
+from perfmodel.model.bands import FIRST_LOOK_RECORD as RECORD
+from perfmodel.model.bands import first_look_summary as summary
+from perfmodel.model.bands import load_first_look as load
 
 __all__ = ["COLUMNS", "RECORD", "append", "load", "markdown", "summary", "take"]
 
-#: the record (append-only)
-RECORD = data_dir() / "validation" / "first-look.csv"
-#: ``value`` as recorded in ``unit``; ``value_si`` / ``predicted_si`` in SI (a ratio or percent as is)
-COLUMNS = ["figure_id", "source_id", "group", "system", "platform_id", "metric", "metric_group", "unit",
-           "value", "value_si", "predicted_si", "factor_error", "in_band90", "params", "commit",
-           "recorded_on"]  # fmt: skip
 #: what must not differ from the commit a first look names: the model, its data and its parameters
 MODEL_PATHS = ("perfmodel", "data/systems", "data/hardware", "data/microarchitectures.yaml")
-
-
-def load(path: Path | None = None) -> pd.DataFrame:
-    """The record, one row per figure (empty with :data:`COLUMNS` where none is recorded yet)."""
-    path = Path(path or RECORD)
-    if not path.exists() or not path.read_text(encoding="utf-8").strip():
-        return pd.DataFrame(columns=COLUMNS)
-    return pd.read_csv(path, dtype={"commit": str, "recorded_on": str})
 
 
 def _git(*args: str) -> str:
@@ -92,9 +82,9 @@ def take(source_ids: Sequence[str], *, commit: str | None = None, today: str | N
         for m, u, lv in zip(out["metric"], out["unit"], out["level"], strict=True)
     ]
     # the 90% band predict gives: the shipped discrepancy's, and at least the band a new lab fell in
-    from perfmodel.evidence import lab_bands
+    from perfmodel.model import bands
 
-    lab_half = np.array([lab_bands.half_width(s, g, 0.9) for s, g in zip(out["system"], out["metric_group"],
+    lab_half = np.array([bands.half_width(s, g, 0.9) for s, g in zip(out["system"], out["metric_group"],
                                                                           strict=True)])  # fmt: skip
     inside = np.log(out["factor_error"].to_numpy(float)) <= lab_half
     out["in_band90"] = np.where(np.isfinite(out["factor_error"].to_numpy(float)),
@@ -113,25 +103,6 @@ def append(rows: pd.DataFrame, path: Path | None = None) -> Path:
     with path.open("a", encoding="utf-8", newline="") as fh:
         rows[COLUMNS].to_csv(fh, header=new, index=False, float_format="%.10g")
     return path
-
-
-def summary(table: pd.DataFrame, by: Sequence[str] = ("system", "metric_group")) -> pd.DataFrame:
-    """Per ``by``: figures, sources, the median and 90th percentile of the factor error (>= 1) and the
-    share of figures the 90% band held."""
-    table = table.dropna(subset=["factor_error"])
-    if table.empty:
-        columns = [*by, "figures", "sources", "median_factor", "p90_factor", "band_coverage"]
-        return pd.DataFrame(columns=columns)
-    grouped = table.groupby(list(by))
-    return pd.DataFrame(
-        {
-            "figures": grouped.size(),
-            "sources": grouped["source_id"].nunique(),
-            "median_factor": grouped["factor_error"].median(),
-            "p90_factor": grouped["factor_error"].quantile(0.9),
-            "band_coverage": grouped["in_band90"].mean(),
-        }
-    ).reset_index()
 
 
 def report_lines(table: pd.DataFrame) -> list[str]:

@@ -34,7 +34,6 @@ runs by ``python -m tools.lab_bands`` (a test refuses a stale one).
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import pathlib
@@ -42,8 +41,22 @@ import pathlib
 import numpy as np
 import pandas as pd
 
-from perfmodel.evidence.discrepancy import COLUMN_GROUPS
-from perfmodel.inputs._data import PARAMETERS_DIR
+from perfmodel.model.bands import (  # noqa: F401 - read at the answer, defined there
+    ALL,
+    FAMILY,
+    LAB_BANDS_PATH,
+    MIN_GROUP_LABS,
+    MIN_LABS,
+    TOO_WIDE,
+    band_note,
+    cell_for,
+    column_half_width,
+    half_width,
+    lab_bands_stored,
+    lab_cells,
+    pooled_quantile,
+    system_record,
+)
 
 __all__ = [
     "FAMILY",
@@ -55,60 +68,11 @@ __all__ = [
     "evaluate",
     "half_width",
     "interval_score",
-    "load",
+    "lab_cells",
     "pooled_quantile",
 ]
 
-#: system -> family whose labs share one band (the engines that answer alike)
-FAMILY = {
-    "cassandra": "wide-column",
-    "scylla": "wide-column",
-    "redis": "key-value",
-    "memcached": "key-value",
-    "postgresql": "sql",
-    "mysql": "sql",
-    "opengauss": "sql",
-    "dm8": "sql",
-    "rocksdb": "storage",
-    "ceph": "storage",
-    "fio": "storage",
-}
-#: fewest labs for a cell's own band: a level-q quantile over K labs moves in steps of 1 / K, so a 90%
-#: band needs about 10 (a family with fewer takes its metric group's band over all families)
-MIN_LABS = 10
-#: fewest labs for a metric group's own band over all families: below this the group borrows every
-#: figure's band. Groups differ in kind -- a ratio cancels its lab's common factor, a device-level figure
-#: has no client share -- so a group's own few labs are a better guide than all figures pooled (with the
-#: pooled band, 5 labs' ratios sat 100% inside a band 80x wide); a held-out lab then calibrates on 2+
-#: others, where the pooled-CDF guarantee (1 - 2a) still holds
-MIN_GROUP_LABS = 3
-#: a band wider than this factor from lower to upper is reported as too wide to act on
-TOO_WIDE = 10.0
-PATH = PARAMETERS_DIR / "lab-bands.json"
-ALL = "all"
 INFLATE = 0.0
-
-
-def pooled_quantile(scores, labs, level: float) -> float:
-    """Half-width ``m_q`` [log units] of the level-``q`` band from ``scores`` (>= 0) of the figures
-    of ``labs`` (one label per score): each of the ``K`` labs' scores share the weight ``1 / K``, and
-    ``m_q`` is the least score whose pooled weight reaches ``q``; ``inf`` with no scores."""
-    if not 0 < level < 1:
-        raise ValueError(f"level: must lie in (0, 1), got {level}")
-    s = np.asarray(scores, dtype=float)
-    labs = np.asarray(labs, dtype=object)
-    keep = np.isfinite(s)
-    s, labs = s[keep], labs[keep]
-    if not len(s):
-        return math.inf
-    names, inverse, counts = np.unique(labs.astype(str), return_inverse=True, return_counts=True)
-    k = len(names)
-    target = level
-    weights = 1.0 / (k * counts[inverse])
-    order = np.argsort(s, kind="stable")
-    cumulative = np.cumsum(weights[order])
-    i = int(np.searchsorted(cumulative, target - 1e-12))
-    return float(s[order][min(i, len(s) - 1)])
 
 
 def interval_score(lower, upper, y, level: float) -> np.ndarray:
@@ -167,78 +131,6 @@ def calibrate(table: pd.DataFrame | None = None) -> dict:
         "corpus-run.json",
         "cells": cells,
     }
-
-
-@functools.lru_cache(maxsize=1)
-def _stored() -> dict:
-    if not PATH.is_file():
-        return {}
-    return json.loads(PATH.read_text(encoding="utf-8"))
-
-
-def load() -> dict:
-    """The stored calibration's cells (``{}`` when none is stored)."""
-    return _stored().get("cells", {})
-
-
-def system_record() -> pd.DataFrame:
-    """Per system and metric group, the held-out figures' ``labs``, ``figures``,
-    ``median_of_lab_medians`` and ``pooled_median`` (factor errors) as stored with the bands."""
-    rows = [{"system": k.split("|")[0], "group": k.split("|")[1], **v}
-            for k, v in _stored().get("systems", {}).items()]  # fmt: skip
-    columns = ["system", "group", "labs", "figures", "median_of_lab_medians", "pooled_median"]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def cell_for(system: str, group: str, cells: dict | None = None) -> str | None:
-    """The cell whose band a ``system``'s ``group`` takes: its family's (:data:`MIN_LABS` labs), else
-    the group's over all families (:data:`MIN_GROUP_LABS`), else all figures pooled (:data:`MIN_LABS`);
-    None if none has enough labs."""
-    cells = load() if cells is None else cells
-    family = f"{FAMILY.get(system, 'other')}|{group}"
-    for key, least in ((family, MIN_LABS), (f"{ALL}|{group}", MIN_GROUP_LABS), (f"{ALL}|{ALL}", MIN_LABS)):
-        if key in cells and cells[key]["labs"] >= least:
-            return key
-    return None
-
-
-@functools.lru_cache(maxsize=256)
-def half_width(system: str, group: str, level: float = 0.9) -> float:
-    """Half-width ``m_q`` [log units] of the level-``q`` band of ``system``'s ``group`` on a new lab
-    (0 when nothing is stored: no lab band)."""
-    key = cell_for(system, group)
-    if key is None:
-        return 0.0
-    cell = load()[key]
-    return pooled_quantile(cell["scores"], cell["lab"], level)
-
-
-def column_half_width(system: str, column: str, level: float = 0.9) -> float:
-    """:func:`half_width` of a ``predict`` output column's metric group."""
-    return half_width(system, COLUMN_GROUPS[column], level)
-
-
-def band_note(system: str, groups=("throughput", "tail latency"), level: float = 0.9) -> str:
-    """ "" when the level-``q`` band of every one of ``groups`` on a new lab is narrower than
-    :data:`TOO_WIDE` (upper / lower); else a sentence naming the groups whose band is wider, with
-    its width and the labs it rests on, and what half of a new lab's figures did (the 50% band)."""
-    wide, half = [], []
-    for group in groups:
-        m = half_width(system, group, level)
-        if m > 0 and 2 * m > math.log(TOO_WIDE):
-            key = cell_for(system, group)
-            span = "unbounded" if not math.isfinite(m) else f"a factor of {math.exp(2 * m):,.0f} wide"
-            wide.append(f"{group} {span} ({load()[key]['labs']} labs)")
-        m50 = half_width(system, group, 0.5)
-        if 0 < m50 < math.inf:
-            half.append(f"{group} within {math.exp(m50):.2g}x")
-    if not wide:
-        return ""
-    text = (f"the model's {level:.0%} band on a lab it has not seen is too wide to act on, so no range is "
-            f"given: {'; '.join(wide)}")  # fmt: skip
-    if half:
-        text += f"; half of such figures fell {', '.join(half)} of the prediction"
-    return text + " (perfmodel.evidence.lab_bands, leave-one-lab-out)"
 
 
 def evaluate(table: pd.DataFrame | None = None, level: float = 0.9) -> pd.DataFrame:
@@ -305,10 +197,10 @@ def store(table: pd.DataFrame | None = None) -> pathlib.Path:
         from perfmodel.evidence import labs
 
         table = labs.held_out()
-    PATH.write_text(json.dumps(calibrate(table), indent=1) + "\n", encoding="utf-8")
-    _stored.cache_clear()
+    LAB_BANDS_PATH.write_text(json.dumps(calibrate(table), indent=1) + "\n", encoding="utf-8")
+    lab_bands_stored.cache_clear()
     half_width.cache_clear()
-    from perfmodel.evidence import caveats
+    from perfmodel.model import caveats
 
     caveats.record.cache_clear()
-    return PATH
+    return LAB_BANDS_PATH

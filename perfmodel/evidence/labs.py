@@ -27,9 +27,10 @@ __all__ = ["MECHANISMS", "held_out", "lab_medians", "markdown", "mechanism_labs"
 def held_out() -> pd.DataFrame:
     """One row per held-out figure: ``lab``, ``system``, ``metric_group``, ``factor_error`` (>= 1),
     ``in_band90`` (1 / 0 / NaN) and ``origin`` (``seed cv-group`` or ``corpus``)."""
-    from perfmodel.evidence import caveats, corpus
+    from perfmodel.evidence import corpus
     from perfmodel.evidence.recorded import load_benchmarks
     from perfmodel.evidence.stored_runs import load_cv
+    from perfmodel.model import caveats
 
     systems = load_benchmarks().set_index("figure_id")["system"]
     seeds = load_cv("group")
@@ -127,11 +128,11 @@ def mechanism_labs() -> pd.DataFrame:
     """Per mechanism of :data:`MECHANISMS`: the ``labs`` whose recorded figures switch it on (their
     count, ``which``), the ``figures``, ``first_looked`` (of those labs, the ones first predicted
     after the mechanism existed: the first-look record) and ``single_lab``."""
-    from perfmodel.evidence import first_look
     from perfmodel.evidence.recorded import load_benchmarks
     from perfmodel.inputs.catalog import default_catalog
+    from perfmodel.model.bands import load_first_look
 
-    looked = set(first_look.load()["group"])
+    looked = set(load_first_look()["group"])
     figures = load_benchmarks()
     catalog = default_catalog()
     rows = []

@@ -30,6 +30,7 @@ import pandas as pd
 from perfmodel.inputs import units as _units
 from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.catalog import Catalog, default_catalog
+from perfmodel.inputs.consistency import CONSISTENCY_LEVELS
 from perfmodel.inputs.errors import DataError, Problem
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
@@ -41,7 +42,6 @@ RELATIONS = ("eq", "gt", "lt", "approx")
 READ_SOURCES = ("cache", "disk")
 QUERY_PROTOCOLS = ("simple", "prepared")
 NUMA_BINDINGS = ("bound", "unbound")
-CONSISTENCY_CHOICES = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM")
 
 #: metric -> unit dimensions it may be recorded in (relative units always allowed)
 METRICS: dict[str, tuple[str, ...]] = {
@@ -237,7 +237,7 @@ COLUMNS: tuple[Column, ...] = (
         "choice",
         False,
         "replicas a write waits for (Cassandra / ScyllaDB consistency level; blank: the system's default)",
-        CONSISTENCY_CHOICES,
+        CONSISTENCY_LEVELS,
         config=True,
     ),
     Column(
@@ -246,7 +246,7 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "replicas a read waits for (Cassandra / ScyllaDB read consistency level: QUORUM waits for the "
         "digests of other replicas; blank: ONE)",
-        CONSISTENCY_CHOICES,
+        CONSISTENCY_LEVELS,
         config=True,
     ),
     Column(

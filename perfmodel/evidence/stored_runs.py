@@ -310,9 +310,6 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
             ]
         )
     )
-    from perfmodel.evidence import labs
-
-    blocks["labs"] = labs.markdown()  # the headline: seeds' labs from the stored group run, corpus labs
     return blocks
 
 

@@ -37,7 +37,8 @@ def load(text: str | None = None) -> dict:
 def table() -> pd.DataFrame:
     """Per system and group: ``now`` (median of lab medians, held out), ``labs``, ``guard``,
     ``target``, ``met`` (now <= target) and ``first_look`` (the first look's median, NaN if none)."""
-    from perfmodel.evidence import caveats, lab_bands
+    from perfmodel.evidence import lab_bands
+    from perfmodel.model import caveats
 
     spec = load()
     rec = lab_bands.system_record()

@@ -175,6 +175,10 @@ class MetadataCache:
     cpu_cycles_per_miss: str
 
 
+#: how data is spread over the cluster (:mod:`perfmodel.mechanisms.placement` models each)
+PLACEMENTS = ("random", "ring", "even")
+
+
 @dataclass(frozen=True)
 class Placement:
     """Data placement over the cluster (:mod:`perfmodel.mechanisms.placement`)."""
@@ -544,8 +548,6 @@ def _number(doc, key, add, positive=False, whole=False) -> float:
 
 
 def _placement(doc, add) -> Placement | None:
-    from perfmodel.mechanisms.placement import PLACEMENTS
-
     value = doc.get("placement")
     if value is None:
         return None

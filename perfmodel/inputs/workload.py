@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from perfmodel.mechanisms.replication import acks_required
+from perfmodel.inputs.consistency import acks_required
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
 DISTRIBUTIONS = ("uniform", "zipf")
@@ -211,7 +211,7 @@ class Workload:
     def acks(self):
         """Replica answers a request waits for [count] (the consistency level).
 
-        See :func:`perfmodel.mechanisms.replication.acks_required`.
+        See :func:`perfmodel.inputs.consistency.acks_required`.
         """
         k = acks_required(self.consistency, self.replication_factor)
         return float(k) if np.ndim(k) == 0 else k.astype(float)

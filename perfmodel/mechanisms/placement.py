@@ -65,6 +65,7 @@ import math
 import numpy as np
 
 from perfmodel.inputs._validate import broadcast, in_range
+from perfmodel.inputs.systems import PLACEMENTS
 
 __all__ = [
     "PLACEMENTS",
@@ -77,7 +78,6 @@ __all__ = [
 ]
 
 #: how units are placed on instances (see the module doc)
-PLACEMENTS = ("random", "ring", "even")
 
 
 def load_cv2(instances, replicas, units, kind: str = "random"):

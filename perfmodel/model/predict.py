@@ -37,7 +37,7 @@ from perfmodel.inputs import knobs as settings
 from perfmodel.inputs.params import ParameterSet
 from perfmodel.inputs.systems import list_systems, load_system
 from perfmodel.inputs.workload import Workload
-from perfmodel.model import chain
+from perfmodel.model import bands, caveats, chain
 from perfmodel.model.chain import NodeModel
 
 __all__ = ["BAND_COLUMNS", "KNOBS", "OUTPUT_COLUMNS", "NodeModel", "build_model", "grid", "predict"]
@@ -153,7 +153,7 @@ def predict(
         too wide to act on (at 90%, today, for every system).
 
     ``attrs["caveat"]`` is the system's measured error on labs it was not fitted
-    on (:func:`perfmodel.evidence.caveats.caveat`).
+    on (:func:`perfmodel.model.caveats.caveat`).
 
     Returns
     -------
@@ -175,8 +175,6 @@ def predict(
     )
     if interval is not None:
         frame = _with_band(frame, platform, workload, nodes, system, knobs, fit, float(interval))
-    from perfmodel.evidence import caveats
-
     frame.attrs["caveat"] = " | ".join(
         caveats.caveat(s, ("throughput", "mean latency", "tail latency")) for s in pd.unique(frame["system"])
     )
@@ -207,8 +205,6 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
     shipped calibrated set's (a refit does not remove the model's missing
     mechanisms).
     """
-    from perfmodel.evidence import discrepancy as disc
-    from perfmodel.evidence import lab_bands
     from perfmodel.inputs.params import parameter_draws
 
     if not 0 < interval < 1:
@@ -217,7 +213,7 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
         sets = [] if fit is False else parameter_draws(fit, draws=draws)
     except ValueError:  # a set file without a recorded fit: no parameter uncertainty
         sets = []
-    stored = disc.load_discrepancy(fit if isinstance(fit, str | Path) else None) or {}
+    stored = bands.load_discrepancy(fit if isinstance(fit, str | Path) else None) or {}
     center = frame[list(BAND_COLUMNS)].to_numpy(float)
     if sets:  # every draw in one run of the model: the grid stacked draws x configurations
         from perfmodel.inputs.params import stack_parameters
@@ -234,17 +230,17 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
             upper = np.nanquantile(samples, (1 + interval) / 2, axis=0, method="higher")
     else:
         lower, upper = center.copy(), center.copy()
-    z = disc.z_score(interval)
+    z = bands.z_score(interval)
     systems = frame["system"].astype(str).to_numpy()
     for j, col in enumerate(BAND_COLUMNS):
-        entry = stored.get(disc.COLUMN_GROUPS[col], {"sigma_log": 0.0, "scores": []})
-        lo, hi = disc.widen_band(
+        entry = stored.get(bands.COLUMN_GROUPS[col], {"sigma_log": 0.0, "scores": []})
+        lo, hi = bands.widen_band(
             center[:, j], lower[:, j], upper[:, j], entry["sigma_log"],
-            disc.band_multiplier(entry["scores"], interval), z,
+            bands.band_multiplier(entry["scores"], interval), z,
         )  # fmt: skip
         # at least the band a new lab's figures fall in (perfmodel.evidence.lab_bands: calibrated over labs)
         names, which = np.unique(systems, return_inverse=True)
-        m = np.array([lab_bands.column_half_width(s, col, interval) for s in names])[which]
+        m = np.array([bands.column_half_width(s, col, interval) for s in names])[which]
         with np.errstate(over="ignore", invalid="ignore"):
             c = center[:, j]
             lo = np.where(np.isfinite(c) & (c > 0), np.fmin(lo, c * np.exp(-m)), lo)
@@ -252,7 +248,7 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
         frame[f"{col}_lower"] = lo
         frame[f"{col}_upper"] = hi
     frame.attrs["band_note"] = "; ".join(
-        n for n in (lab_bands.band_note(s, level=interval) for s in np.unique(systems)) if n
+        n for n in (bands.band_note(s, level=interval) for s in np.unique(systems)) if n
     )
     return frame
 

@@ -17,12 +17,16 @@ from pathlib import Path
 
 import pandas as pd
 
-import perfmodel
+from perfmodel._version import __version__
 from perfmodel.evidence import recorded as benchmarks
 from perfmodel.inputs import catalog
 from perfmodel.inputs._data import data_dir
+from perfmodel.inputs.catalog import load_platform
+from perfmodel.inputs.params import load_parameters
 from perfmodel.inputs.workload import load_workload_file
+from perfmodel.model.predict import predict
 from perfmodel.plan import sizing_view, studies
+from perfmodel.plan.sizing import size
 
 #: the prediction table as printed
 PREDICT_TABLE = [
@@ -111,11 +115,11 @@ def main_report(full: bool = False) -> None:
     workload_file = Path(data_dir()) / "workloads" / "scylla-read-heavy.yaml"
     spec = load_workload_file(str(workload_file))
     target, slo = TARGET_OPS_S, SLO_P99_MS
-    sized = perfmodel.size(
+    sized = size(
         spec["workload"], target_ops_s=target, slo_p99_ms=slo, system=spec["system"], **spec["knobs"]
     )
     w = spec["workload"]
-    title = (f"perfmodel {perfmodel.__version__} -- {spec['system']} ({workload_file.name}: "
+    title = (f"perfmodel {__version__} -- {spec['system']} ({workload_file.name}: "
              f"{w.dataset_bytes / 2**40:.2f} TiB x RF {w.replication_factor:g}) at {target:,.0f} ops/s, "
              f"p99 <= {slo:g} ms, utilisation <= 70%: servers per platform")  # fmt: skip
     print("\n".join(answer_screen(sized, title=title)))
@@ -129,7 +133,7 @@ def main_report(full: bool = False) -> None:
     from perfmodel.evidence import stored_runs as validation_runs
     from perfmodel.evidence import validation
 
-    params = perfmodel.load_parameters()
+    params = load_parameters()
     print(f"\n(parameter set: {params.name})")
     print("\n== Platforms ==")
     emit(catalog.platforms_table(), "table")
@@ -150,9 +154,9 @@ def main_report(full: bool = False) -> None:
     print(f"\n== {workload_file.name} on POWER8, x86 and Kunpeng: 3 nodes, by SMT mode ==")
     rows = []
     for platform in ("power8-s821lc-10c", "x86-dl380-e5-2630v4", "kunpeng-r722"):
-        modes = perfmodel.load_platform(platform).smt_modes
+        modes = load_platform(platform).smt_modes
         rows.append(
-            perfmodel.predict(
+            predict(
                 platform,
                 spec["workload"],
                 nodes=spec["nodes"],

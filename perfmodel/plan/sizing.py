@@ -55,13 +55,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from perfmodel.evidence import caveats, lab_bands
 from perfmodel.inputs import knobs as settings
 from perfmodel.inputs import topology
 from perfmodel.inputs.catalog import Platform, load_platform
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import load_system
 from perfmodel.inputs.workload import MAX_NODES, Workload
+from perfmodel.model import bands, caveats
 from perfmodel.model.predict import predict
 
 #: the candidates of the mission: POWER8 S821LC / S822LC configurations, the x86 DL380, the Kunpeng R722
@@ -242,7 +242,7 @@ def size(
     max_nodes : most servers considered (up to 100,000).
     interval : level of the p99 band and of the count's range (None: neither). The
         range is left out (NaN) when the band a new lab's figures fall in at that level is
-        wider than a factor of 10 (:func:`perfmodel.evidence.lab_bands.band_note`; ``attrs["range_note"]``
+        wider than a factor of 10 (:func:`perfmodel.model.bands.band_note`; ``attrs["range_note"]``
         says so): at 90% it is, today, for every system.
     cost : optional price per server by platform id; adds ``cost``.
     network, device : pin the NIC / data drive of every candidate (default: each
@@ -268,7 +268,7 @@ def size(
     utilisation and bottleneck at that size, ``network`` and ``device`` used, ``search`` (empty,
     or what the search met), ``cost``. Sorted feasible first, fewest servers first;
     ``attrs`` hold ``terms``, ``target``, ``target_unit``, ``caveat`` (how far the system's
-    answers held on other labs' figures, :func:`perfmodel.evidence.caveats.caveat`) and ``range_note``
+    answers held on other labs' figures, :func:`perfmodel.model.caveats.caveat`) and ``range_note``
     ("" or why the range is not given).
     """
     if (target is None) == (target_ops_s is None):
@@ -331,7 +331,7 @@ def size(
         if col not in out.columns:
             out[col] = "" if col in _TEXT else np.nan
     # a range from a band too wide to act on is not computed: the attrs' range_note says why
-    range_note = "" if interval is None else lab_bands.band_note(spec.id, level=float(interval))
+    range_note = "" if interval is None else bands.band_note(spec.id, level=float(interval))
     if interval is not None and out.feasible.any() and not range_note:
         search.add_ranges(out, float(interval))
     out["topology"] = spec.topology

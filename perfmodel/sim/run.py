@@ -508,22 +508,22 @@ def _add_order_note(summary: pd.DataFrame, wait_scv) -> None:
 
 def _add_prediction_bands(summary: pd.DataFrame, interval: float, level: float, params) -> None:
     """``_lower`` / ``_upper`` of predict's band columns: simulation error plus model discrepancy."""
-    from perfmodel.evidence import discrepancy as disc
+    from perfmodel.model import bands
     from perfmodel.model.predict import BAND_COLUMNS
 
-    z_ci = disc.z_score(level)
-    stored = disc.load_discrepancy(params if isinstance(params, str) else None) or {}
+    z_ci = bands.z_score(level)
+    stored = bands.load_discrepancy(params if isinstance(params, str) else None) or {}
     for col in BAND_COLUMNS:
         if col not in summary:
             continue
-        entry = stored.get(disc.COLUMN_GROUPS[col], {"sigma_log": 0.0, "scores": []})
+        entry = stored.get(bands.COLUMN_GROUPS[col], {"sigma_log": 0.0, "scores": []})
         center = summary[col].to_numpy(float)
         lo_ci = summary.get(f"{col}_ci_low", summary[col]).to_numpy(float)
         hi_ci = summary.get(f"{col}_ci_high", summary[col]).to_numpy(float)
         # a single replication has no interval: no simulation error to add
         lo_ci = np.where(np.isfinite(lo_ci), lo_ci, center)
         hi_ci = np.where(np.isfinite(hi_ci), hi_ci, center)
-        m = disc.band_multiplier(entry["scores"], interval)
-        summary[f"{col}_lower"], summary[f"{col}_upper"] = disc.widen_band(
+        m = bands.band_multiplier(entry["scores"], interval)
+        summary[f"{col}_lower"], summary[f"{col}_upper"] = bands.widen_band(
             center, lo_ci, hi_ci, entry["sigma_log"], m, z_ci
         )

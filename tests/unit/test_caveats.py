@@ -1,10 +1,10 @@
 """The caveat printed beside an answer: the held-out labs' and the first look's errors
-(perfmodel.evidence.caveats)."""
+(perfmodel.model.caveats)."""
 
 from __future__ import annotations
 
 import perfmodel
-from perfmodel.evidence import caveats
+from perfmodel.model import caveats
 
 
 def test_the_caveat_is_the_stored_runs_medians():

@@ -74,7 +74,7 @@ def test_a_new_labs_figures_are_covered_as_promised_in_a_two_layer_model():
 def test_the_stored_calibration_is_the_stored_runs():
     from perfmodel.evidence import labs
 
-    stored = lab_bands.load()
+    stored = lab_bands.lab_cells()
     fresh = lab_bands.calibrate(labs.held_out())["cells"]
     assert stored.keys() == fresh.keys(), "rerun: python -m tools.lab_bands"
     for key, cell in fresh.items():

@@ -20,14 +20,14 @@ import functools
 import numpy as np
 import pandas as pd
 
-from perfmodel.evidence import discrepancy
+from perfmodel.model import bands
 
 __all__ = ["THRESHOLD", "caveat", "record"]
 
 #: a median factor error above this earns a caveat
 THRESHOLD = 1.5
 #: recorded metric -> metric group: perfmodel.evidence.discrepancy's client groups, and p99.9 as a tail too
-GROUP_OF = {**discrepancy._CLIENT_GROUPS, "latency_p999": "tail latency"}
+GROUP_OF = {**bands.CLIENT_GROUPS, "latency_p999": "tail latency"}
 
 
 def metric_groups(metrics, units) -> list[str]:
@@ -44,11 +44,9 @@ def record() -> pd.DataFrame:
     """Per system and metric group: ``labs``, ``figures``, ``median_factor`` (median of lab medians
     on held-out labs) and the first look's ``first_look_figures``, ``first_look_sources`` and
     ``first_look_median`` (NaN where no source was added since)."""
-    from perfmodel.evidence import first_look, lab_bands
-
-    held = lab_bands.system_record().rename(columns={"median_of_lab_medians": "median_factor"})
+    held = bands.system_record().rename(columns={"median_of_lab_medians": "median_factor"})
     try:
-        looked = first_look.summary(first_look.load(), ("system", "metric_group"))
+        looked = bands.first_look_summary(bands.load_first_look(), ("system", "metric_group"))
     except FileNotFoundError:
         looked = pd.DataFrame(columns=["system", "metric_group", "figures", "sources", "median_factor"])
     looked = looked.rename(
