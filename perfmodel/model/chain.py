@@ -46,18 +46,15 @@ from perfmodel.inputs.catalog import Platform, load_network, load_platform
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import HOOKS, SystemSpec, load_system
 from perfmodel.inputs.workload import Workload, check_nodes
+from perfmodel.mechanisms import bursts, placement, scaling, storage
 from perfmodel.mechanisms import cache as _cache
-from perfmodel.mechanisms import placement, scaling, storage
 from perfmodel.solve.network import (
     STATIONS,
     Network,
     Solution,
-    burst_points,
-    burst_visits,
     class_moments,
     deterministic_part,
     gamma_ppf,
-    held_burst_wait,
     mixture_quantile,
     solve_closed,
     solve_open,
@@ -955,7 +952,7 @@ class Bursts:
     backlog: np.ndarray  # the backlog a read meeting a burst waits a part of [s]
     reach: np.ndarray  # share of reads that reach the device [-]
     #: share of those that share the flush's hardware queue and wait behind its backlog [-]
-    #: (:func:`perfmodel.mechanisms.storage.flush_queue_share`; 1 for a single-queue device)
+    #: (:func:`perfmodel.mechanisms.bursts.flush_queue_share`; 1 for a single-queue device)
     queue_share: np.ndarray
     #: what a read meeting a flush waits when the server's own I/O scheduler holds the flush back
     #: (spec ``io_latency_goal_ms``: the device's queue kept full at that much work) [s]; inf: the
@@ -1008,8 +1005,8 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     meta = cache_.metadata_reads
     on_data = sys_.has_metadata_cache & ~has_wal
     bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor") * writing
-    occ_bg = storage.io_occupancy(storage.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
-    d_bg = bg_bytes_per_write / storage.FLUSH_IO_BYTES * occ_bg
+    occ_bg = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
+    d_bg = bg_bytes_per_write / bursts.FLUSH_IO_BYTES * occ_bg
     bg_bytes = (1 - cfg["read_fraction"]) * bg_bytes_per_write * cfg["replication_factor"] / cfg["nodes"]
     return Devices(
         data=data,
@@ -1061,7 +1058,7 @@ def _bursts(
 ) -> Bursts:
     """Flushes drain QD x 512 KiB at the sequential write bandwidth; a read meeting one waits
     behind the backlog (seed 003: QD 200-800) if it shares the flush's hardware queue (a share
-    ``queue_share`` of the reads: :func:`perfmodel.mechanisms.storage.flush_queue_share`), or behind at most
+    ``queue_share`` of the reads: :func:`perfmodel.mechanisms.bursts.flush_queue_share`), or behind at most
     the system's I/O scheduler's latency goal of it (spec ``io_latency_goal_ms``: Seastar's
     dispatcher keeps a device's queue within that much work; doc/io-scheduler.md). Memtable
     back-pressure: a flush holds QD x 512 KiB, written by W = that / bytes-per-write replica
@@ -1069,19 +1066,19 @@ def _bursts(
     writes stall (:func:`perfmodel.solve.network.solve_closed`)."""
     lsm = inp.sys.lsm
     memtable = inp.sys.parameter(inp.params, "memtable_bytes")
-    queue_depth = np.minimum(memtable / storage.FLUSH_IO_BYTES, inp.params["block_queue_limit"])
-    flush_bytes = queue_depth * storage.FLUSH_IO_BYTES  # W = flush bytes / bytes per write replica
+    queue_depth = np.minimum(memtable / bursts.FLUSH_IO_BYTES, inp.params["block_queue_limit"])
+    flush_bytes = queue_depth * bursts.FLUSH_IO_BYTES  # W = flush bytes / bytes per write replica
     rf, nodes = inp.cfg["replication_factor"], inp.cfg["nodes"]
     return Bursts(
         queue_depth=queue_depth,
         duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
-        backlog=storage.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
+        backlog=bursts.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
         # a server with its own I/O scheduler (Seastar) keeps the device's queue within its latency
         # goal and the rest of the flush in its own queue: a read meeting a flush waits about that
         read_cap=inp.sys.io_latency_goal_s,
         reach=np.minimum(reads_per_read, 1.0),
         # the CPUs that issue I/O: the server's threads' (a thread cap leaves the others idle)
-        queue_share=storage.flush_queue_share(
+        queue_share=bursts.flush_queue_share(
             np.where(np.isfinite(data.hardware_queues), data.hardware_queues, 1.0),
             np.maximum(np.floor(np.minimum(cpu_.cores * cpu_.threads_per_core, cpu_.threads)), 1.0),
         ),
@@ -1598,7 +1595,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     """Each class's latency = its fixed part (wire, transfers, VM I/O path) + a gamma with the
     mean and variance of its queueing and service times; a read that meets a flush burst also
     waits behind a share of the burst backlog B, a write held by memtable back-pressure waits the
-    rest of a flush (:func:`perfmodel.mechanisms.storage.closed_loop_burst`; docs/models.md)."""
+    rest of a flush (:func:`perfmodel.mechanisms.bursts.closed_loop_burst`; docs/models.md)."""
     net, x, inp = model.net, sol.throughput, model.inputs
     f = inp.cfg["read_fraction"]
     mean_r, var_r, mean_w, var_w = class_moments(net, sol)
@@ -1613,11 +1610,11 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     b = model.devices.bursts
     duty = np.minimum(x * b.duty_per_op, 1.0)
     # closed loop: fewer reads meet a burst than its time share, each waits longer; open: U(0, B)
-    y = burst_visits(net, x, inp.cfg["population"] if inp.workload.closed else None)
+    y = bursts.burst_visits(net, x, inp.cfg["population"] if inp.workload.closed else None)
     # flush sizes b x B (b = 1 when they are all one size): a read meets a flush of size b
     # with probability duty x reach x w b s(y b) and waits (b B) x W(y b) in it
-    size_b, size_w = burst_points(b.size_scv)
-    share, w_mean, w_var, _ = storage.closed_loop_burst(y[:, None] * size_b)
+    size_b, size_w = bursts.burst_points(b.size_scv)
+    share, w_mean, w_var, _ = bursts.closed_loop_burst(y[:, None] * size_b)
     reach = np.broadcast_to(net.burst_queue_reach, duty.shape)  # the reads on the flush's queue
     p_size = (duty * reach)[:, None] * size_w * size_b * share
     p_burst = p_size.sum(1)
@@ -1625,7 +1622,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # a server's own I/O scheduler (y = 0 there: no client held): a read meeting a flush waits the
     # scheduler's latency goal, whatever the flush's size
     cap = np.broadcast_to(b.read_cap, duty.shape)[:, None]
-    w_mean, w_var = held_burst_wait(w_mean, w_var, cap, backlog)
+    w_mean, w_var = bursts.held_burst_wait(w_mean, w_var, cap, backlog)
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
     # the fixed part without the zone crossings' mean: each mixture part adds its own crossings
@@ -1770,7 +1767,7 @@ def io_rates(model: NodeModel, sol: Solution) -> IoRates:
     read_ios = per_dev * (f * (dev.reads_per_read + metadata) + (1 - f) * rf * dev.reads_per_write)
     sync_write_ios = per_dev * (1 - f) * rf * dev.sync_data
     background = x * dev.bg_bytes / devices
-    write_ios = sync_write_ios + background / storage.FLUSH_IO_BYTES
+    write_ios = sync_write_ios + background / bursts.FLUSH_IO_BYTES
     # outstanding requests per station; a class that is absent adds nothing
     queue = x[:, None] * (_weighted(f[:, None], sol.r_read) + _weighted(((1 - f) * rf)[:, None], sol.r_write))
     return IoRates(

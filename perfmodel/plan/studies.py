@@ -37,7 +37,7 @@ from perfmodel.inputs.catalog import load_device, load_platform
 from perfmodel.inputs.params import ParameterSet
 from perfmodel.inputs.units import UNITS
 from perfmodel.inputs.workload import Workload
-from perfmodel.mechanisms.storage import FLUSH_IO_BYTES, burst_profile
+from perfmodel.mechanisms.bursts import FLUSH_IO_BYTES, burst_profile
 from perfmodel.model.predict import grid, predict
 
 GIB = 2.0**30
@@ -239,8 +239,8 @@ def flush_burst_table(
     A burst keeps ``QD`` 512 KiB writes outstanding and drains at a bandwidth
     [B/s] (default: the device's sequential write bandwidth); a read arriving
     during it on the flush's hardware queue waits on average half the backlog and at most all
-    of it (:func:`perfmodel.mechanisms.storage.burst_profile`; reads on the device's other queues do not:
-    :func:`perfmodel.mechanisms.storage.flush_queue_share`). Returns ``burst_queue_depth``
+    of it (:func:`perfmodel.mechanisms.bursts.burst_profile`; reads on the device's other queues do not:
+    :func:`perfmodel.mechanisms.bursts.flush_queue_share`). Returns ``burst_queue_depth``
     [count], ``burst_bandwidth_gb_s`` [GB/s], ``read_delay_mean_ms`` and
     ``read_delay_max_ms`` [ms], one row per (QD, bandwidth).
     """

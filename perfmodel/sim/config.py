@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perfmodel.mechanisms import storage
+from perfmodel.mechanisms import bursts
 from perfmodel.sim.distributions import Distribution, from_moments
 from perfmodel.solve.network import STATIONS, Network, background_jobs
 
@@ -71,7 +71,7 @@ class SimConfig:
     node's instance of the station, FCFS, and no request waits for it.
     ``flush_queue_share`` [-] (default 1: one queue): the share of the reads at the
     flushing device that share the flush's hardware queue and wait behind its I/Os
-    (:func:`perfmodel.mechanisms.storage.flush_queue_share`); the others are fetched ahead of the
+    (:func:`perfmodel.mechanisms.bursts.flush_queue_share`); the others are fetched ahead of the
     flush's queued I/Os (NVMe round-robin arbitration): they queue only behind the
     requests' and background jobs' work, as if no flush were queued.
     ``flush_read_cap`` [s] (default inf): a read on the flush's queue waits behind at most this
@@ -201,7 +201,7 @@ class SimConfig:
         if not self.flushes:
             return float("inf")
         per_node = (1 - self.read_fraction) * self.copies / self.nodes * self.flush_bytes_per_write
-        return self.flush_ios * storage.FLUSH_IO_BYTES / per_node
+        return self.flush_ios * bursts.FLUSH_IO_BYTES / per_node
 
     def node_weights(self) -> np.ndarray | None:
         """Probability that a request lands on each node (``None``: uniform)."""
@@ -277,7 +277,7 @@ class SimConfig:
         work = f * np.asarray(self.d_read) + (1 - f) * self.copies * np.asarray(self.d_write)
         if self.flushes:  # the background bytes a write causes, at the device
             dev = self.device_station
-            ios = self.flush_bytes_per_write / storage.FLUSH_IO_BYTES  # 512 KiB I/Os per write replica
+            ios = self.flush_bytes_per_write / bursts.FLUSH_IO_BYTES  # 512 KiB I/Os per write replica
             work[dev] += (1 - f) * self.copies * ios * self.flush_io_time
         if self.destage:
             work += (1 - f) * self.copies * np.asarray(self.destage)

@@ -57,7 +57,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL
 
-from perfmodel.mechanisms import storage
+from perfmodel.mechanisms import bursts
 from perfmodel.sim.config import SimConfig
 from perfmodel.sim.distributions import from_moments
 from perfmodel.sim.results import Records
@@ -219,7 +219,7 @@ class Engine:
         if self.flushes:
             # each node's next flush size [I/Os]: flush_ios, or drawn (flush_size_scv > 0)
             self.flush_size = [self._flush_size() for _ in range(n)]
-            self.memtable = [rng.random() * k * storage.FLUSH_IO_BYTES for k in self.flush_size]
+            self.memtable = [rng.random() * k * bursts.FLUSH_IO_BYTES for k in self.flush_size]
             self.burst_until = [0.0] * n
             bg = from_moments(cfg.flush_io_time, cfg.flush_io_scv, family=cfg.family)
             self.bg_service = _stream(lambda: bg.sample(rng, BLOCK))
@@ -468,12 +468,12 @@ class Engine:
         node = job.node
         fill = self.memtable[node] + self.cfg.flush_bytes_per_write
         ios = self.flush_size[node]
-        if fill >= ios * storage.FLUSH_IO_BYTES:
+        if fill >= ios * bursts.FLUSH_IO_BYTES:
             until = self.burst_until[node]
             if until > now:
                 self._wake(job, until - now)
                 return True
-            fill -= ios * storage.FLUSH_IO_BYTES
+            fill -= ios * bursts.FLUSH_IO_BYTES
             self._burst(node, now, ios)
             self.flush_size[node] = self._flush_size()
         self.memtable[node] = fill

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from perfmodel.mechanisms import storage
+from perfmodel.mechanisms import bursts
 from perfmodel.queueing import erlang_c_unchecked
 
 STATIONS = ("network", "cpu", "device", "wal", "log", "client_link", "fixed")
@@ -99,7 +99,7 @@ class Network:
     destage: np.ndarray | float = 0.0
     flush: np.ndarray | float = 0.0
     #: share of the requests at a flushing station that share the flush's hardware queue [-] (M,)
-    #: (:func:`~perfmodel.mechanisms.storage.flush_queue_share`; 1: one queue): only they queue behind
+    #: (:func:`~perfmodel.mechanisms.bursts.flush_queue_share`; 1: one queue): only they queue behind
     #: its I/Os, the others are fetched ahead of them (the simulator's second device timeline); the station's
     #: capacity and utilisation count all of it
     flush_queue_share: np.ndarray | float = 1.0
@@ -270,109 +270,46 @@ def ack_factors(copies, acks):
     return mean[inverse].reshape(n.shape), var[inverse].reshape(n.shape)
 
 
-def held_burst_wait(share, spread, cap, backlog):
-    """A read meeting a burst waits ``share x backlog`` with variance ``spread x backlog^2`` (its
-    share of a FIFO backlog, :func:`perfmodel.mechanisms.storage.closed_loop_burst`); where the server's own
-    I/O scheduler holds the burst back (``cap`` finite) it waits the cap, fixed: the share becomes
-    ``cap / backlog`` and the spread 0. Returns ``(share, spread)`` [-]."""
-    held = np.isfinite(cap) & (backlog > 0)
-    return np.where(held, cap / np.where(held, backlog, 1.0), share), np.where(held, 0.0, spread)
-
-
-def burst_visits(net: Network, throughput, population=None):
-    """``y = lambda B`` of :func:`perfmodel.mechanisms.storage.closed_loop_burst` [-].
-
-    ``lambda = (X / N) f reach / D``: the rate at which one of ``N`` closed-loop
-    clients sends reads into the bursting queue of one of the ``D`` devices (``reach``: the reads
-    that reach that queue, ``net.burst_queue_reach``). Open arrivals
-    (``population`` None) see time averages: ``y = 0``.
-    """
-    x = np.asarray(throughput, dtype=float)
-    if population is None:
-        return np.zeros_like(x)
-    n = np.asarray(population, dtype=float)
-    y = (
-        x
-        / n
-        * net.read_fraction
-        * net.burst_queue_reach
-        * np.asarray(net.burst_backlog, dtype=float)
-        / np.asarray(net.burst_devices, dtype=float)
-    )
-    # a server's own I/O scheduler holds no client for a backlog: its reads meet bursts at their
-    # time share and wait the scheduler's goal (burst_read_cap)
-    return np.where(np.isfinite(net.burst_read_cap), 0.0, y)
-
-
-def burst_points(size_scv, size=None):
-    """Flush sizes relative to their mean, ``b`` and weights ``w`` of shape (M, K)
-    (:func:`perfmodel.mechanisms.storage.burst_size_points`); one point ``b = 1`` (K = 1) where no
-    configuration's sizes vary, so one-size flushes take exactly the one-size formulas."""
-    scv = np.asarray(size_scv, dtype=float)
-    scv = np.broadcast_to(scv, (size,) if size is not None else np.shape(np.atleast_1d(scv))).ravel()
-    if not (scv > 0).any():
-        return np.ones((scv.size, 1)), np.ones((scv.size, 1))
-    return storage.burst_size_points(scv)
-
-
-def _burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, sizes, rtol=1e-10):
-    """Largest throughput the bursts leave: the root of ``x = x_cap (1 - L(x))`` [1/s].
-
-    ``L`` is :func:`perfmodel.mechanisms.storage.burst_starvation` at throughput ``x`` (its
-    duty and visits grow with ``x``, so ``x - x_cap (1 - L(x))`` increases and
-    has one root in ``[x_cap (1 - L(x_cap)), x_cap]``); bisection, vectorised,
-    only where bursts cost anything at ``x_cap``; ``sizes`` = (b, w) of :func:`burst_points`.
-    """
-    shape = np.shape(x_cap)
-    out = np.full(shape, np.inf)
-    dpo, ypx = (np.broadcast_to(np.asarray(a, dtype=float), shape) for a in (duty_per_op, y_per_x))
-    dev = np.broadcast_to(np.asarray(devices, dtype=float), shape)
-    log_ratio = np.log(np.maximum(np.nan_to_num(population_ratio, nan=1.0, posinf=1.0), 1.0))
-    finite = np.isfinite(x_cap)
-    out[finite] = x_cap[finite]
-
-    size_b, size_w = sizes
-
-    def loss(x, ix):
-        return storage.burst_starvation_mixed(
-            np.minimum(x * dpo[ix], 1.0), dev[ix], x * ypx[ix], log_ratio[ix], size_b[ix], size_w[ix]
-        )
-
-    largest = size_b.max(1)  # the largest flush starves first
-    ix = np.flatnonzero(finite & (dpo > 0) & (ypx * largest * np.where(finite, x_cap, 0.0) > log_ratio))
-    if ix.size == 0:
-        return out
-    cap = x_cap[ix]
-    lo, hi = cap * (1.0 - loss(cap, ix)), cap.copy()
-    for _ in range(64):
-        mid = 0.5 * (lo + hi)
-        above = mid - cap * (1.0 - loss(mid, ix)) > 0
-        hi = np.where(above, mid, hi)
-        lo = np.where(above, lo, mid)
-        if np.all(hi - lo <= rtol * hi):
-            break
-    out[ix] = hi
-    return out
-
-
 def _split(net: Network):
     delay = np.isinf(net.servers)
     c = np.where(delay, 1.0, net.servers)
     return delay, c
 
 
-def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=200) -> Solution:
-    """Schweitzer AMVA with Seidmann multi-servers, vectorised over configurations.
+@dataclass
+class _Stations:
+    """The closed solve's terms at the queueing stations ``qc`` (delay stations dropped), (M, Q)."""
 
-    R_k = D_k / c_k (1 + A_k) + D_k (c_k - 1) / c_k = D_k + D_k / c_k A_k with the
-    arrival-instant queue A_k = Q_k / m_k (N - 1) / N; X = N / (Z + sum_k R_k);
-    Q_k = X D_k / c_k (1 + A_k). Stations without demand drop out; delay
-    stations contribute their demand only. ``iterations`` in the result is
-    the number of Newton rounds the slowest configuration needed.
-    """
-    n = np.asarray(population, dtype=float)
-    z = np.asarray(think_time, dtype=float)
-    size, width = net.d_read.shape
+    qc: np.ndarray  # the queueing stations' columns
+    delay_col: np.ndarray  # the delay stations' mask (all columns)
+    f: np.ndarray  # read fraction (M,)
+    fr: np.ndarray  # reads' weight in the cycle (M,)
+    fw: np.ndarray  # writes' (M,)
+    gw: np.ndarray  # writes' wait weight: (1 - f) x the k-th-of-n acks' mean factor (M,)
+    dr: np.ndarray  # read demand [s]
+    dw: np.ndarray  # write replica demand [s]
+    c: np.ndarray  # servers
+    m: np.ndarray  # instances the visits spread over, the busiest's share (mult / imbalance)
+    copies: np.ndarray  # (M, 1)
+    load: np.ndarray  # background work per write replica [s]
+    vr_k: np.ndarray  # visits per read
+    vw_k: np.ndarray  # visits per write replica
+    flush: np.ndarray  # flush bursts' work per write replica [s]
+    flush_seen: np.ndarray  # of it, what the requests' queue sees [s]
+    a_r: np.ndarray  # D / c per read [s]
+    a_w: np.ndarray  # D / c per write replica [s]
+    a_req: np.ndarray  # all the work there per request, over c [s]
+    a_sig: np.ndarray  # the arrival-instant busy share per unit throughput [s]
+    kappa: np.ndarray  # (1 - c^2) / 2 of the waits' SCV [-]
+    scv_q: np.ndarray  # the waits' SCV [-]
+    u_r: np.ndarray  # a read's wait per customer found [s]
+    u_w: np.ndarray  # a write replica's [s]
+    w_k: np.ndarray  # wait weight in the mean cycle [s]
+    base: np.ndarray  # think time plus the requests' demands [s] (M,)
+
+
+def _queueing_columns(net: Network) -> tuple[np.ndarray, np.ndarray]:
+    """The stations that queue (``qc``) and the delay stations' mask (a delay in every configuration)."""
     is_delay = np.isinf(net.servers)
     delay_col = is_delay.all(0)
     if (is_delay[:, ~delay_col]).any():
@@ -380,41 +317,21 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # a station only background work loads (DM8's checkpoints on the data device) is queued
     # and utilised although no request waits there
     used = (net.d_read > 0).any(0) | (net.d_write > 0).any(0) | (net.load_write > 0).any(0)
-    qc = np.flatnonzero(used & ~delay_col)
+    return np.flatnonzero(used & ~delay_col), delay_col
+
+
+def _stations(net: Network, n, z) -> _Stations:
+    """Each station's demands, busy shares and wait weights (comments: the AMVA's equations)."""
+    qc, delay_col = _queueing_columns(net)
     f = net.read_fraction
     # a write waits for the k-th of its replicas: the order statistic applies to the
     # replicas' waiting times (the work itself is the same on each replica)
     fr, fw, gw = f, 1 - f, (1 - f) * net.ack_mean
     dr, dw = net.d_read[:, qc], net.d_write[:, qc]
     c, m = net.servers[:, qc], (net.mult / net.imbalance)[:, qc]
-    # service (with delays): R_k = D_k + wait_k, wait_k = D_k / c_k * A_k (Seidmann)
-    service_r, service_w = net.d_read.sum(1), net.d_write.sum(1)
-    duty_per_op = np.broadcast_to(np.asarray(net.burst_duty_per_op, dtype=float), n.shape)
-    # a read that meets a burst: reach x B x h(y), y = x * y_per_x (closed loop: see
-    # perfmodel.mechanisms.storage.closed_loop_burst; h = 1/2 at y = 0 is the open-loop U(0, B))
-    burst_delay = np.broadcast_to(net.burst_queue_reach * np.asarray(net.burst_backlog, dtype=float), n.shape)
-    y_per_x = np.broadcast_to(burst_visits(net, 1.0, n), n.shape)
-    bursts = bool((duty_per_op * burst_delay > 0).any())
-    sizes = burst_points(net.burst_size_scv, size)
-
-    cap = np.broadcast_to(np.asarray(net.burst_read_cap, dtype=float), n.shape)
-    backlog = np.broadcast_to(np.asarray(net.burst_backlog, dtype=float), n.shape)
-
-    def burst_wait(xv, sub):
-        """Extra cycle time from bursts at throughput ``xv`` and its derivative in ``xv``."""
-        h, dh_dy = storage.burst_wait_mixed(xv * y_per_x[sub], sizes[0][sub], sizes[1][sub])
-        dh = dh_dy * y_per_x[sub]
-        # a read meeting a burst behind a server's own I/O scheduler waits its goal (h B = cap)
-        h, dh = held_burst_wait(h, dh, cap[sub], backlog[sub])  # a held read waits the cap: dh 0
-        duty = np.minimum(xv * duty_per_op[sub], 1.0)
-        d_duty = np.where(xv * duty_per_op[sub] < 1.0, duty_per_op[sub], 0.0)
-        scale = fr[sub] * burst_delay[sub]
-        return scale * duty * h, scale * (d_duty * h + duty * dh)
-
     a_r, a_w = dr / c, dw / c
     copies = net.copies[:, None]
-    load = net.load_write[:, qc]  # background work per write replica: queued, not waited for
-    vr_k, vw_k = net.v_read[:, qc], net.v_write[:, qc]
+    vw_k = net.v_write[:, qc]
     destage = np.where(vw_k > 0, net.destage[:, qc], 0.0)  # held by the write's own visits
     flush = net.flush[:, qc]  # LSM flush bursts: the burst terms carry the reads that meet them
     # the requests' own work (the closed customers) and the background jobs' (open arrivals at a
@@ -427,15 +344,11 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     a_own = f[:, None] * a_r + (1 - f)[:, None] * copies * (a_w + (destage + flush_seen) / c)
     a_bg = (1 - f)[:, None] * copies * background_jobs(net)[:, qc] / c
     a_req = a_own + a_bg + (1 - f)[:, None] * copies * (flush - flush_seen) / c  # all the work there
-    scale = ((n - 1) / n)[:, None] / m
     # Schweitzer's equations in one unknown: with sigma_k = (N - 1) / (N m_k) the queue
     # Q_k = X a_k (1 + sigma_k Q_k) gives Q_k = X a_k / (1 - X a_k sigma_k), so the cycle
     # time Z + R(X) is increasing in X and X (Z + R(X)) = N has one root below
     # min_k 1 / a_sig_k (a_sig = a_own sigma + a_bg / m: background jobs are not thinned).
-    # Safeguarded Newton on it, vectorised, continued only on the configurations not yet
-    # within ``tol`` (the same fixed point as the classic substitution, which converges slowly
-    # near saturation with many clients).
-    sigma = scale
+    sigma = ((n - 1) / n)[:, None] / m
     a_sig = a_own * sigma + a_bg / m  # the arrival-instant busy share per unit throughput
     # the customer in service when a request arrives has a mean residual (1 + c^2) / 2 of its
     # service (c^2 the SCV of the station's job mix, service_scv), not a whole one: with
@@ -453,46 +366,71 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # against the simulator.
     _, s_mix, scv_mix = job_mix(net)  # once: the waits' SCV and the background jobs' size
     scv_q = np.minimum(scv_mix, 1.0)[:, qc]  # waiting_scv
-    kappa = 0.5 * (1.0 - scv_q)
     # A class's wait per customer found, per request: its own demand D / c for the requests found
     # (Seidmann; the usual disaggregation, exact for processor sharing), and at a station whose
     # queue serves in arrival order (``net.fcfs``: a drive's) the background jobs found at their
     # own size -- the found work's background share ``bg`` (of the arrival-instant busy share)
     # times the station's mean job (:func:`job_mix`) per visit, as the open solver's M/G/c wait
     # and the simulator charge them. Without background jobs this is the requests' own demand.
-    s_job = s_mix[:, qc]
+    vr_k, s_job = net.v_read[:, qc], s_mix[:, qc]
     with np.errstate(invalid="ignore", divide="ignore"):
         bg = np.where(net.fcfs[:, qc] & (a_sig > 0), (a_bg / m) / a_sig, 0.0)
     u_r = a_r * (1.0 - bg) + vr_k * s_job / c * bg
     u_w = a_w * (1.0 - bg) + vw_k * s_job / c * bg
-    w_k = fr[:, None] * u_r + gw[:, None] * u_w  # wait weight in the mean cycle
-    base = z + fr * service_r + fw * service_w
+    return _Stations(
+        qc=qc, delay_col=delay_col, f=f, fr=fr, fw=fw, gw=gw, dr=dr, dw=dw, c=c, m=m, copies=copies,
+        load=net.load_write[:, qc], vr_k=vr_k, vw_k=vw_k, flush=flush, flush_seen=flush_seen,
+        a_r=a_r, a_w=a_w, a_req=a_req, a_sig=a_sig, kappa=0.5 * (1.0 - scv_q), scv_q=scv_q,
+        u_r=u_r, u_w=u_w, w_k=fr[:, None] * u_r + gw[:, None] * u_w,
+        base=z + fr * net.d_read.sum(1) + fw * net.d_write.sum(1),
+    )  # fmt: skip
+
+
+def _extra_cycle(terms, x, sub):
+    """The mechanisms' extra cycle time per request at throughput ``x`` and its derivative [s]."""
+    extra, d_extra = 0.0, 0.0
+    for term in terms:
+        e, de = term.cycle(x, sub)
+        extra, d_extra = extra + e, d_extra + de
+    return extra, d_extra
+
+
+def _throughput_limits(st: _Stations, terms, n):
+    """``(x_lim, x_cap, x_term)`` [1/s]: the root's upper bound, the stations' capacity and the
+    least throughput a mechanism's term leaves (inf: none binds)."""
     with np.errstate(divide="ignore"):
-        x_lim = np.min(np.where(a_sig > 0, 1.0 / a_sig, np.inf), axis=1)
+        x_lim = np.min(np.where(st.a_sig > 0, 1.0 / st.a_sig, np.inf), axis=1)
         # capacity: no station may run above utilisation 1, including stations loaded by
         # background work nobody waits for (a write stalls instead: RocksDB / LSM write stalls)
-        x_cap = np.min(np.where(a_req > 0, m / a_req, np.inf), axis=1)
+        x_cap = np.min(np.where(st.a_req > 0, st.m / st.a_req, np.inf), axis=1)
     x_lim = np.minimum(x_lim, x_cap * (1 - 1e-9))
-    x_burst = np.full(size, np.inf)
-    if bursts:  # bursts that hold up many clients at once starve the bottleneck
-        x_burst = _burst_capacity(x_cap, n / (x_cap * base), duty_per_op, y_per_x, net.burst_devices, sizes)
-        x_lim = np.minimum(x_lim, x_burst * (1 - 1e-9))
-    hi = np.minimum(n / base, x_lim)
+    x_term = np.full(x_cap.shape, np.inf)
+    for term in terms:  # e.g. bursts that hold up many clients at once starve the bottleneck
+        x_term = np.minimum(x_term, term.capacity(x_cap, n / (x_cap * st.base)))
+    return np.minimum(x_lim, x_term * (1 - 1e-9)), x_cap, x_term
+
+
+def _newton(st: _Stations, terms, n, x_lim, tol, max_iter):
+    """The throughput ``X`` with ``X (Z + R(X)) = N`` [1/s] and the rounds the slowest took.
+
+    Safeguarded Newton, vectorised, continued only on the configurations not yet within ``tol``
+    (the same fixed point as the classic substitution, which converges slowly near saturation
+    with many clients)."""
+    size = len(x_lim)
+    hi = np.minimum(n / st.base, x_lim)
     lo = np.zeros(size)
-    x = np.where(np.isfinite(x_lim), np.minimum(n / base, 0.999 * x_lim), n / base)
+    x = np.where(np.isfinite(x_lim), np.minimum(n / st.base, 0.999 * x_lim), n / st.base)
     live = np.arange(size)
     rounds = 0
     for rounds in range(1, max_iter + 1):  # noqa: B007 -- reported as Solution.iterations
         sub = (live,)
-        xl, asl, wl, kl = x[sub], a_sig[sub], w_k[sub], kappa[sub]
+        xl, asl, wl, kl = x[sub], st.a_sig[sub], st.w_k[sub], st.kappa[sub]
         denom = 1.0 - xl[:, None] * asl
         yl = xl[:, None] * asl
         arr = np.where(denom > 0, yl / denom - kl * yl * denom, np.inf)
         d_arr = np.where(denom > 0, asl * (1.0 / denom**2 - kl * (1.0 - 2.0 * yl)), np.inf)
-        extra, d_extra = 0.0, 0.0
-        if bursts:
-            extra, d_extra = burst_wait(xl, sub)
-        cycle = base[sub] + extra + (wl * arr).sum(1)
+        extra, d_extra = _extra_cycle(terms, xl, sub)
+        cycle = st.base[sub] + extra + (wl * arr).sum(1)
         h = xl * cycle - n[sub]
         dh = cycle + xl * (d_extra + (wl * d_arr).sum(1))
         lo[sub] = np.where(h < 0, xl, lo[sub])
@@ -506,37 +444,55 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         live = live[~done]
         if live.size == 0:
             break
-    busy = x[:, None] * a_sig  # arrival-instant busy share per instance
+    return x, rounds
+
+
+@dataclass
+class _Waits:
+    """The closed solve's waits at throughput ``x``: customers found, residences and the gaps."""
+
+    arrive: np.ndarray  # customers an arrival finds per instance [-]
+    ahead: np.ndarray  # the wait in units of u_r / u_w [-]
+    rr_q: np.ndarray  # a read's residence [s]
+    rw_q: np.ndarray  # a write replica's [s]
+    stall: np.ndarray  # writes' stall behind background work at the bottleneck [s] (M,)
+    surge: np.ndarray  # the queue a mechanism's capacity bound builds, per request [s] (M,)
+    write_stall: np.ndarray  # memtable back-pressure kept apart, per write [s] (M,)
+    write_stall_p: np.ndarray  # share of writes that stall [-] (M,)
+
+
+def _waits(net: Network, st: _Stations, terms, n, x, x_cap, x_term) -> _Waits:
+    """Waits at the solved throughput, with the correction, stall and surge that keep Little's law."""
+    size = len(x)
+    busy = x[:, None] * st.a_sig  # arrival-instant busy share per instance
     arrive = busy / (1.0 - busy)  # customers an arrival finds per instance
-    residual = kappa * busy * (1.0 - busy)  # the residual correction [service times]
-    extra_x = burst_wait(x, slice(None))[0] if bursts else 0.0
-    cycle_x = base + extra_x + (w_k * (arrive - residual)).sum(1)
+    residual = st.kappa * busy * (1.0 - busy)  # the residual correction [service times]
+    extra_x = _extra_cycle(terms, x, slice(None))[0]
+    cycle_x = st.base + extra_x + (st.w_k * (arrive - residual)).sum(1)
     # The correction never makes the loop outrun its bottleneck: where X sits at the capacity
-    # bound (not the bursts') and the cycle falls short of N / X, the bottleneck station's own
-    # correction -- where requests wait there -- is cut by up to that much (Little's law holds;
+    # bound (not a mechanism's term's) and the cycle falls short of N / X, the bottleneck station's
+    # own correction -- where requests wait there -- is cut by up to that much (Little's law holds;
     # a saturated station waits as it would with any service law). Any rest is left to the
     # stall and surge below; the other stations keep theirs.
     rows = np.arange(size)
-    neck = np.argmax(a_req / m, axis=1)  # the station whose capacity binds
-    neck_corr = (w_k * residual)[rows, neck]
-    capacity_bound = x_burst >= x_cap
+    neck = np.argmax(st.a_req / st.m, axis=1)  # the station whose capacity binds
+    neck_corr = (st.w_k * residual)[rows, neck]
+    capacity_bound = x_term >= x_cap
     gap = np.where((x * cycle_x < n * (1 - 1e-9)) & capacity_bound, n / x - cycle_x, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         cut = np.where(neck_corr > 0, np.clip(gap / neck_corr, 0.0, 1.0), 0.0)
     keep = np.ones_like(residual)
     keep[rows, neck] = 1.0 - cut
     ahead = arrive - residual * keep  # the wait in units of u_r / u_w (customers found)
-    rr_q = dr + u_r * ahead
-    rw_q = dw + u_w * ahead  # one replica's residence
     # Where the capacity bound binds before the population does, the clients' cycle is
     # shorter than N / X: the difference is the writes' stall behind background work,
     # charged to the bottleneck station as waiting (Little's law holds again).
-    cycle_x = base + extra_x + (w_k * ahead).sum(1)
+    cycle_x = st.base + extra_x + (st.w_k * ahead).sum(1)
     short = x * cycle_x < n * (1 - 1e-9)
-    # bound by burst starvation: the clients' missing time is the queue the bottleneck
-    # builds while they are released from a burst; reads and writes both wait in it
-    surge = np.where(short & (x_burst < x_cap), (n / x - cycle_x) / np.maximum(fr + gw, 1e-300), 0.0)
-    stall = np.where((fw > 0) & short & ~(surge > 0), (n / x - cycle_x) / np.maximum(gw, 1e-300), 0.0)
+    # bound by a mechanism's term (burst starvation): the clients' missing time is the queue the
+    # bottleneck builds while they are released from a burst; reads and writes both wait in it
+    surge = np.where(short & (x_term < x_cap), (n / x - cycle_x) / np.maximum(st.fr + st.gw, 1e-300), 0.0)
+    stall = np.where((st.fw > 0) & short & ~(surge > 0), (n / x - cycle_x) / np.maximum(st.gw, 1e-300), 0.0)
     # Memtable back-pressure (RocksDB max_write_buffer_number, Cassandra / ScyllaDB memtable
     # limits): a write that finds the next memtable full waits for the flush to drain, and a
     # stall catches each client once, as its next write: a share N x stall_share of writes
@@ -544,73 +500,71 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
     # share is known the stall is kept apart (its waits are long and rare, not exponential).
     share = np.broadcast_to(np.asarray(net.stall_share, dtype=float), n.shape)
     shaped = (stall > 0) & (share > 0)
-    write_stall = np.where(shaped, stall * net.ack_mean, 0.0)  # per write, the ack wait included
-    write_stall_p = np.where(shaped, np.minimum(n * share, 1.0), 1.0)
-    stall = np.where(shaped, 0.0, stall)
-    surged = np.flatnonzero(surge > 0)
-    surge_col = np.argmax(a_req / m, axis=1)[surged]
-    stalled = np.flatnonzero(stall > 0)
-    stall_col = np.argmax(a_req / m, axis=1)[stalled]
-    util_q = x[:, None] * (f[:, None] * dr + (1 - f)[:, None] * copies * (dw + load)) / (c * m)
-    # the busy share the requests' queue sees: a flush's I/Os only for those that share its queue
-    util_seen = util_q - x[:, None] * (1 - f)[:, None] * copies * (flush - flush_seen) / (c * m)
-    wr_q = np.where(dr > 0, np.maximum(rr_q - dr, 0.0), 0.0)
-    ww_q = np.where(dw > 0, np.maximum(rw_q - dw, 0.0), 0.0)
-    # Probability of waiting. Open M/M/c: P = C(c, c rho) (Erlang C) and a waiting
-    # request waits Exp with mean s / (c (1 - rho)), so E[W] = P s / (c (1 - rho)).
-    # The AMVA mean wait of a closed network can exceed that at low utilisation
-    # (finite population bursts) and falls short of it near saturation (the
-    # population bounds the queue); taking the larger of Erlang C and the P that
-    # reproduces the AMVA wait keeps P -> 1 at a saturated bottleneck and the
-    # conditional wait E[W] / P finite everywhere.
-    # per visit: an arriving request finds A_k customers (per instance) and waits when all c
-    # servers are busy. P(wait | visit) is at least Erlang C at the utilisation, and at least
-    # A (1 - rho), which reproduces the AMVA wait of a visit (s A / c) with exponential waits
-    # of mean s / (c (1 - rho)); a class that visits v < 1 times per request waits with
-    # probability v P(wait | visit) (Tijms 1994, sec. 4.5; Lazowska et al. 1984, ch. 6).
-    vis = f[:, None] * vr_k + (1 - f)[:, None] * copies * vw_k
-    rho = np.clip(util_seen, 0.0, 1.0 - 1e-12)
-    p_visit = np.maximum(erlang_c_unchecked(c, c * rho), ahead * (1.0 - rho))  # A (1 - rho): the AMVA wait's
-    p_visit = np.where(vis > 0, np.clip(np.nan_to_num(p_visit), 0.0, 1.0), 0.0)
-    pr_q = np.minimum(vr_k, 1.0) * p_visit
-    pw_wq = np.minimum(vw_k, 1.0) * p_visit
-    rw_q = np.where(dw > 0, rw_q, 0.0)
-    # a stalled write always waits at the bottleneck, whether or not it has I/O there
-    ww_q[stalled, stall_col] += stall[stalled]
-    rw_q[stalled, stall_col] += stall[stalled]
-    pw_wq[stalled, stall_col] = 1.0
-    for r_q, w_q, p_q in ((rr_q, wr_q, pr_q), (rw_q, ww_q, pw_wq)):
-        r_q[surged, surge_col] += surge[surged]
-        w_q[surged, surge_col] += surge[surged]
-        p_q[surged, surge_col] = 1.0
+    return _Waits(
+        arrive=arrive, ahead=ahead, rr_q=st.dr + st.u_r * ahead, rw_q=st.dw + st.u_w * ahead,
+        stall=np.where(shaped, 0.0, stall), surge=surge,
+        write_stall=np.where(shaped, stall * net.ack_mean, 0.0),  # per write, the ack wait included
+        write_stall_p=np.where(shaped, np.minimum(n * share, 1.0), 1.0),
+    )  # fmt: skip
 
-    # a finite population caps how much the wait can vary (saturated: close to N service times)
-    found_var = finite_population_found_var(arrive, m, n[:, None] - 1.0)
-    cap_r = finite_population_wait_var(u_r, arrive, found_var, vr_k, scv_q, ahead)
-    cap_w = finite_population_wait_var(u_w, arrive, found_var, vw_k, scv_q, ahead)
-    for cap, col, rows in ((cap_r, surge_col, surged), (cap_w, surge_col, surged)):
-        cap[rows, col] = np.inf  # a burst's surge is long and rare: it keeps the exponential spread
-    # a write stalled behind background work at a saturated station (destage, flushes) waits for
-    # the customers ahead of it there just as well: each departure frees (D + background) / c of
-    # work, so ww / that departures are ahead, from the same finite population
-    if stalled.size:
-        per_server = (dw + load)[stalled, stall_col] / c[stalled, stall_col]
-        behind = ww_q[stalled, stall_col] / np.maximum(per_server, 1e-300)
-        spread = finite_population_found_var(behind, m[stalled, stall_col], n[stalled] - 1.0)
-        # every stalled write waits there, whether or not it has I/O there (one visit)
-        cap_w[stalled, stall_col] = finite_population_wait_var(per_server, behind, spread, 1.0)
+
+def _wait_probabilities(st: _Stations, w: _Waits, util_seen):
+    """P(wait) per read and per write replica at each station [-] (M, Q).
+
+    Open M/M/c: P = C(c, c rho) (Erlang C) and a waiting request waits Exp with mean
+    s / (c (1 - rho)), so E[W] = P s / (c (1 - rho)). The AMVA mean wait of a closed network can
+    exceed that at low utilisation (finite population bursts) and falls short of it near
+    saturation (the population bounds the queue); taking the larger of Erlang C and the P that
+    reproduces the AMVA wait keeps P -> 1 at a saturated bottleneck and the conditional wait
+    E[W] / P finite everywhere. Per visit: an arriving request finds A_k customers (per instance)
+    and waits when all c servers are busy. P(wait | visit) is at least Erlang C at the
+    utilisation, and at least A (1 - rho), which reproduces the AMVA wait of a visit (s A / c)
+    with exponential waits of mean s / (c (1 - rho)); a class that visits v < 1 times per request
+    waits with probability v P(wait | visit) (Tijms 1994, sec. 4.5; Lazowska et al. 1984, ch. 6).
+    """
+    vis = st.f[:, None] * st.vr_k + (1 - st.f)[:, None] * st.copies * st.vw_k
+    rho = np.clip(util_seen, 0.0, 1.0 - 1e-12)
+    p_visit = np.maximum(erlang_c_unchecked(st.c, st.c * rho), w.ahead * (1.0 - rho))
+    p_visit = np.where(vis > 0, np.clip(np.nan_to_num(p_visit), 0.0, 1.0), 0.0)
+    return np.minimum(st.vr_k, 1.0) * p_visit, np.minimum(st.vw_k, 1.0) * p_visit
+
+
+def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=200) -> Solution:
+    """Schweitzer AMVA with Seidmann multi-servers, vectorised over configurations.
+
+    R_k = D_k / c_k (1 + A_k) + D_k (c_k - 1) / c_k = D_k + D_k / c_k A_k with the
+    arrival-instant queue A_k = Q_k / m_k (N - 1) / N; X = N / (Z + sum_k R_k);
+    Q_k = X D_k / c_k (1 + A_k). Stations without demand drop out; delay
+    stations contribute their demand only. Mechanisms add their own terms (extra cycle time and
+    a throughput bound: :class:`perfmodel.mechanisms.bursts.ClosedBursts`). ``iterations`` in the
+    result is the number of Newton rounds the slowest configuration needed.
+    """
+    n = np.asarray(population, dtype=float)
+    z = np.asarray(think_time, dtype=float)
+    size, width = net.d_read.shape
+    st = _stations(net, n, z)
+    terms = [t for t in (bursts.ClosedBursts.of(net, n, size),) if t is not None]
+    x_lim, x_cap, x_term = _throughput_limits(st, terms, n)
+    x, rounds = _newton(st, terms, n, x_lim, tol, max_iter)
+    w = _waits(net, st, terms, n, x, x_cap, x_term)
+    per_instance = x[:, None] / (st.c * st.m)
+    writes = (1 - st.f)[:, None] * st.copies
+    util_q = per_instance * (st.f[:, None] * st.dr + writes * (st.dw + st.load))
+    # the busy share the requests' queue sees: a flush's I/Os only for those that share its queue
+    util_seen = util_q - per_instance * writes * (st.flush - st.flush_seen)
+    pr_q, pw_wq = _wait_probabilities(st, w, util_seen)
+    rr_q, rw_q, wr_q, ww_q, cap_r, cap_w = _charge_bottleneck(st, w, n, pr_q, pw_wq)
 
     def wide(values, base=None, fill=0.0):
         out = np.full((size, width), fill) if base is None else base
-        out[:, qc] = values
+        out[:, st.qc] = values
         return out
 
-    delay_r = np.where(delay_col, net.d_read, 0.0)
-    delay_w = np.where(delay_col, net.d_write, 0.0)
+    delay_col = st.delay_col
     return Solution(
         x,
-        wide(np.where(dr > 0, rr_q, 0.0), delay_r),
-        wide(rw_q, delay_w),
+        wide(np.where(st.dr > 0, rr_q, 0.0), np.where(delay_col, net.d_read, 0.0)),
+        wide(rw_q, np.where(delay_col, net.d_write, 0.0)),
         wide(wr_q),
         wide(ww_q),
         wide(util_q),
@@ -618,11 +572,50 @@ def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=20
         np.zeros(size, dtype=bool),
         rounds,
         wide(pw_wq),
-        write_stall,
-        write_stall_p,
+        w.write_stall,
+        w.write_stall_p,
         wide(cap_r, fill=np.inf),
         wide(cap_w, fill=np.inf),
     )
+
+
+def _charge_bottleneck(st: _Stations, w: _Waits, n, pr_q, pw_wq):
+    """Residences, waits and wait-variance caps with the stall and surge charged to the bottleneck.
+
+    ``pr_q`` / ``pw_wq`` are set to 1 where a request always waits there (updated in place).
+    Returns ``(rr_q, rw_q, wr_q, ww_q, cap_r, cap_w)``.
+    """
+    rr_q, rw_q = w.rr_q, w.rw_q
+    neck = np.argmax(st.a_req / st.m, axis=1)
+    surged, stalled = np.flatnonzero(w.surge > 0), np.flatnonzero(w.stall > 0)
+    surge_col, stall_col = neck[surged], neck[stalled]
+    wr_q = np.where(st.dr > 0, np.maximum(rr_q - st.dr, 0.0), 0.0)
+    ww_q = np.where(st.dw > 0, np.maximum(rw_q - st.dw, 0.0), 0.0)
+    rw_q = np.where(st.dw > 0, rw_q, 0.0)
+    # a stalled write always waits at the bottleneck, whether or not it has I/O there
+    ww_q[stalled, stall_col] += w.stall[stalled]
+    rw_q[stalled, stall_col] += w.stall[stalled]
+    pw_wq[stalled, stall_col] = 1.0
+    for r_q, w_q, p_q in ((rr_q, wr_q, pr_q), (rw_q, ww_q, pw_wq)):
+        r_q[surged, surge_col] += w.surge[surged]
+        w_q[surged, surge_col] += w.surge[surged]
+        p_q[surged, surge_col] = 1.0
+    # a finite population caps how much the wait can vary (saturated: close to N service times)
+    found_var = finite_population_found_var(w.arrive, st.m, n[:, None] - 1.0)
+    cap_r = finite_population_wait_var(st.u_r, w.arrive, found_var, st.vr_k, st.scv_q, w.ahead)
+    cap_w = finite_population_wait_var(st.u_w, w.arrive, found_var, st.vw_k, st.scv_q, w.ahead)
+    for cap in (cap_r, cap_w):
+        cap[surged, surge_col] = np.inf  # a burst's surge is long and rare: it keeps the exponential spread
+    # a write stalled behind background work at a saturated station (destage, flushes) waits for
+    # the customers ahead of it there just as well: each departure frees (D + background) / c of
+    # work, so ww / that departures are ahead, from the same finite population
+    if stalled.size:
+        per_server = (st.dw + st.load)[stalled, stall_col] / st.c[stalled, stall_col]
+        behind = ww_q[stalled, stall_col] / np.maximum(per_server, 1e-300)
+        spread = finite_population_found_var(behind, st.m[stalled, stall_col], n[stalled] - 1.0)
+        # every stalled write waits there, whether or not it has I/O there (one visit)
+        cap_w[stalled, stall_col] = finite_population_wait_var(per_server, behind, spread, 1.0)
+    return rr_q, rw_q, wr_q, ww_q, cap_r, cap_w
 
 
 def finite_population_found_var(found, instances, others):

@@ -15,7 +15,7 @@ import pytest
 
 import perfmodel
 from perfmodel.evidence.validation import validate
-from perfmodel.mechanisms.storage import FLUSH_IO_BYTES
+from perfmodel.mechanisms.bursts import FLUSH_IO_BYTES
 from perfmodel.plan import studies
 
 pytestmark = pytest.mark.slow

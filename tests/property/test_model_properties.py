@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfmodel.mechanisms import scaling, storage
+from perfmodel.mechanisms import bursts, scaling, storage
 
 alpha = st.floats(0.0, 1.0)
 threads = st.integers(1, 8)
@@ -45,7 +45,7 @@ def test_queue_depth_never_lowers_device_throughput_below_qd1(n1, n2, p, s):
 @settings(max_examples=200, deadline=None)
 @given(st.floats(0, 1e10), st.floats(1e6, 1e10), st.floats(0, 2000))
 def test_burst_duty_is_a_fraction_and_delay_grows_with_depth(rate, bw, qd):
-    duty, delay, backlog = storage.burst_profile(rate, bw, qd)
+    duty, delay, backlog = bursts.burst_profile(rate, bw, qd)
     assert 0 <= duty <= 1
     assert 0 <= delay <= backlog
-    assert storage.burst_profile(rate, bw, qd + 1)[1] >= delay
+    assert bursts.burst_profile(rate, bw, qd + 1)[1] >= delay

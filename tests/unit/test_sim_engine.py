@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfmodel.mechanisms import storage
+from perfmodel.mechanisms import bursts
 from perfmodel.queueing import (
     closed_network,
     mm1_response_time,
@@ -259,7 +259,7 @@ def test_flushes_load_the_device_as_the_analytic_background_demand():
         **{**base.__dict__, "flush_bytes_per_write": 64 * 1024.0, "flush_ios": 64, "flush_io_time": 1e-3}
     )
     offered = cfg.offered_utilization()[dev]
-    bg_share = 3000 * 0.5 * 2 * (64 * 1024 / storage.FLUSH_IO_BYTES) * 1e-3 / (4 * 2)
+    bg_share = 3000 * 0.5 * 2 * (64 * 1024 / bursts.FLUSH_IO_BYTES) * 1e-3 / (4 * 2)
     assert offered == pytest.approx(3000 * 0.5 * 2e-4 / 8 + bg_share)
     res = simulate_config(cfg, requests=20_000, warmup=2_000, replications=REPS, seed=4)
     util = res.replication_metrics["util_device"]
@@ -276,7 +276,7 @@ def _flushing_config(size_scv: float) -> SimConfig:
     writes fill the memtable (CPU only) so that the device is in bursts 20% of the time."""
     rate, f, ios, io_time = 500.0, 0.5, 20, 1e-3
     duty = 0.2
-    per_write = duty / (ios * io_time) * ios * storage.FLUSH_IO_BYTES / (rate * (1 - f))
+    per_write = duty / (ios * io_time) * ios * bursts.FLUSH_IO_BYTES / (rate * (1 - f))
     return SimConfig(
         d_read=(0.0, 1e-5),
         d_write=(1e-5, 0.0),

@@ -7,7 +7,7 @@ import pytest
 
 import perfmodel
 from perfmodel.inputs._data import data_dir
-from perfmodel.mechanisms import storage
+from perfmodel.mechanisms import bursts, storage
 
 
 def test_littles_law_parallelism():
@@ -55,19 +55,19 @@ def test_burst_profile_seed003_orders_of_magnitude():
     """Seed 003: 136 MB/s mean writes drained in bursts at up to 5.6 GB/s with QD up to 800.
     The duty cycle is a few percent (so p99 reads see bursts, p95 barely), and a full
     800 x 512 KiB backlog takes ~75 ms to drain -- the 40-50 ms read peaks sit inside that."""
-    duty, delay, backlog = storage.burst_profile(136e6, 5.6e9, 800)
+    duty, delay, backlog = bursts.burst_profile(136e6, 5.6e9, 800)
     assert duty == pytest.approx(136e6 / 5.6e9)
     assert 0.01 < duty < 0.05
     assert backlog == pytest.approx(800 * 512 * 1024 / 5.6e9)
     assert 0.040 < backlog < 0.090
     assert delay == pytest.approx(backlog / 2)
-    assert storage.burst_profile(1e12, 1e9, 10)[0] == 1.0  # duty cannot exceed 1
+    assert bursts.burst_profile(1e12, 1e9, 10)[0] == 1.0  # duty cannot exceed 1
 
 
 def test_background_write_rate():
-    assert storage.background_write_rate(100e6, 10.0) == pytest.approx(1e9)
+    assert bursts.background_write_rate(100e6, 10.0) == pytest.approx(1e9)
     with pytest.raises(ValueError, match="^write_amplification"):
-        storage.background_write_rate(100e6, 0.5)
+        bursts.background_write_rate(100e6, 0.5)
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_background_write_rate():
         (lambda: storage.device_throughput(1, 0.5, 1e-4), "parallelism"),
         (lambda: storage.io_occupancy(0, 4, 1e5, 1e9), "io_bytes"),
         (lambda: storage.mixed_occupancy(1.2, 1e-4, 1e-4), "read_fraction"),
-        (lambda: storage.burst_profile(1e6, 0, 10), "burst_bandwidth_bytes_s"),
+        (lambda: bursts.burst_profile(1e6, 0, 10), "burst_bandwidth_bytes_s"),
     ],
 )
 def test_bad_input_names_the_argument(call, name):
@@ -93,7 +93,7 @@ def test_closed_loop_burst_matches_a_monte_carlo_of_its_definition():
         t = rng.exponential(1.0 / y, 2_000_000)  # B = 1
         caught = t < 1.0
         wait = 1.0 - t[caught]
-        share, mean, var, h = storage.closed_loop_burst(y)
+        share, mean, var, h = bursts.closed_loop_burst(y)
         assert share == pytest.approx(caught.mean() / y, rel=5e-3)
         assert mean == pytest.approx(wait.mean(), rel=5e-3)
         assert var == pytest.approx(wait.var(), rel=1e-2)
@@ -102,7 +102,7 @@ def test_closed_loop_burst_matches_a_monte_carlo_of_its_definition():
 
 def test_closed_loop_burst_limits_and_slope():
     y = np.array([0.0, 1e-6, 9.99e-4, 1.001e-3, 0.5, 5.0, 50.0, 5e3])
-    share, mean, var, h = storage.closed_loop_burst(y)
+    share, mean, var, h = bursts.closed_loop_burst(y)
     # open loop at y = 0: every read meets bursts at their time share and waits U(0, B)
     assert (share[0], mean[0], var[0], h[0]) == (1.0, 0.5, pytest.approx(1 / 12), 0.5)
     np.testing.assert_allclose(h, share * mean, rtol=1e-9)
@@ -114,14 +114,14 @@ def test_closed_loop_burst_limits_and_slope():
     assert np.all(np.diff(h) <= 0) and np.all(np.diff(share) <= 0) and np.all(np.diff(mean) >= 0)
     eps = 1e-6
     for v in (0.3, 4.0, 40.0):
-        fd = (storage.closed_loop_burst(v + eps)[3] - storage.closed_loop_burst(v - eps)[3]) / (2 * eps)
-        assert storage.closed_loop_burst_slope(v) == pytest.approx(fd, rel=1e-5)
+        fd = (bursts.closed_loop_burst(v + eps)[3] - bursts.closed_loop_burst(v - eps)[3]) / (2 * eps)
+        assert bursts.closed_loop_burst_slope(v) == pytest.approx(fd, rel=1e-5)
 
 
 @pytest.mark.parametrize("scv", [0.0, 0.004, 0.05, 0.25, 1.0, 3.0])
 def test_burst_size_points_have_the_gamma_moments(scv):
-    b, w = storage.burst_size_points(np.array([scv]))
-    assert b.shape == w.shape == (1, storage.BURST_POINTS)
+    b, w = bursts.burst_size_points(np.array([scv]))
+    assert b.shape == w.shape == (1, bursts.BURST_POINTS)
     assert np.all(b > 0) and np.all(w > 0)
     # E[b] = 1, E[b^2] = 1 + scv, E[b^3] = (1 + scv)(1 + 2 scv): gamma of mean 1
     assert (w * b).sum() == pytest.approx(1.0, rel=1e-12)
@@ -140,12 +140,12 @@ def test_mixed_burst_wait_and_starvation_against_direct_integration():
     for scv in (0.3, 1.0, 2.0):
         k = 1 / scv
         dens = stats.gamma(k, scale=scv).pdf
-        b, w = storage.burst_size_points(np.array([scv] * 4))
+        b, w = bursts.burst_size_points(np.array([scv] * 4))
         y = np.array([0.0, 0.4, 3.0, 25.0])
-        h, dh = storage.burst_wait_mixed(y, b, w)
+        h, dh = bursts.burst_wait_mixed(y, b, w)
         for j, yj in enumerate(y):
             exact = integrate.quad(
-                lambda v, yj=yj, dens=dens: v * v * storage._burst_h(np.array(yj * v))[0] * dens(v), 0, np.inf
+                lambda v, yj=yj, dens=dens: v * v * bursts._burst_h(np.array(yj * v))[0] * dens(v), 0, np.inf
             )[0]
             # 12 nodes: within 3e-4 for y <= 3; at y = 25 the integrand turns from b^2 / 2 to
             # b / y near b = 1 / y, where the gamma of scv >= 1 has mass: resolved to ~1%
@@ -153,12 +153,12 @@ def test_mixed_burst_wait_and_starvation_against_direct_integration():
         assert h[0] == pytest.approx((1 + scv) / 2)
         eps = 1e-5
         fd = (
-            storage.burst_wait_mixed(y[1:] + eps, b[1:], w[1:])[0]
-            - storage.burst_wait_mixed(y[1:] - eps, b[1:], w[1:])[0]
+            bursts.burst_wait_mixed(y[1:] + eps, b[1:], w[1:])[0]
+            - bursts.burst_wait_mixed(y[1:] - eps, b[1:], w[1:])[0]
         ) / (2 * eps)
         np.testing.assert_allclose(dh[1:], fd, rtol=1e-4)
         log_ratio = np.array([0.0, 0.2, 1.0, 2.0])
-        loss = storage.burst_starvation_mixed(np.full(4, 0.01), np.full(4, 2.0), y, log_ratio, b, w)
+        loss = bursts.burst_starvation_mixed(np.full(4, 0.01), np.full(4, 2.0), y, log_ratio, b, w)
         for j in range(1, 4):
 
             def lost(v, yj=y[j], ratio=log_ratio[j], dens=dens):
@@ -170,10 +170,10 @@ def test_mixed_burst_wait_and_starvation_against_direct_integration():
             assert loss[j] == pytest.approx(exact, rel=2e-2)
     one_b, one_w = np.ones((3, 1)), np.ones((3, 1))
     y = np.array([0.5, 4.0, 30.0])
-    assert storage.burst_wait_mixed(y, one_b, one_w)[0] == pytest.approx(storage.closed_loop_burst(y)[3])
+    assert bursts.burst_wait_mixed(y, one_b, one_w)[0] == pytest.approx(bursts.closed_loop_burst(y)[3])
     np.testing.assert_array_equal(
-        storage.burst_starvation_mixed(np.full(3, 0.1), np.full(3, 3.0), y, np.full(3, 0.5), one_b, one_w),
-        storage.burst_starvation(0.1, 3.0, y, np.exp(0.5)),
+        bursts.burst_starvation_mixed(np.full(3, 0.1), np.full(3, 3.0), y, np.full(3, 0.5), one_b, one_w),
+        bursts.burst_starvation(0.1, 3.0, y, np.exp(0.5)),
     )
 
 
@@ -209,12 +209,12 @@ def test_predict_open_loop_burst_wait_grows_with_the_flush_size_variance():
 
 def test_flush_queue_share_is_one_over_the_queues_the_cpus_use():
     # blk-mq maps the CPUs onto min(queues, CPUs) hardware queues; a flush fills one of them
-    assert storage.flush_queue_share(1, 64) == 1.0  # SATA: one queue, every read behind the flush
-    assert storage.flush_queue_share(32, 16) == pytest.approx(1 / 16)  # i4g: 32 queues, 16 vCPUs
-    assert storage.flush_queue_share(128, 128) == pytest.approx(1 / 128)
-    np.testing.assert_allclose(storage.flush_queue_share(np.array([4, 64]), 8), [1 / 4, 1 / 8])
+    assert bursts.flush_queue_share(1, 64) == 1.0  # SATA: one queue, every read behind the flush
+    assert bursts.flush_queue_share(32, 16) == pytest.approx(1 / 16)  # i4g: 32 queues, 16 vCPUs
+    assert bursts.flush_queue_share(128, 128) == pytest.approx(1 / 128)
+    np.testing.assert_allclose(bursts.flush_queue_share(np.array([4, 64]), 8), [1 / 4, 1 / 8])
     with pytest.raises(ValueError):
-        storage.flush_queue_share(0, 8)
+        bursts.flush_queue_share(0, 8)
 
 
 def test_only_reads_on_the_flushs_queue_wait_for_its_backlog(tmp_path):

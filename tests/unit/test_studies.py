@@ -11,7 +11,7 @@ import pytest
 
 import perfmodel
 from perfmodel.evidence.figure_plan import predict_figures
-from perfmodel.mechanisms.storage import FLUSH_IO_BYTES
+from perfmodel.mechanisms.bursts import FLUSH_IO_BYTES
 from perfmodel.plan import studies
 from perfmodel.plan.planner import controls, planner, run_plan
 

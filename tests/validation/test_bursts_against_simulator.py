@@ -3,12 +3,12 @@
 The simulator runs the node model's stations with explicit flushes (every
 ``flush_ios x 512 KiB`` of written bytes enter the device queue at once), so it
 is the reference for how a closed loop's clients meet bursts. The test holds
-the analytic closed-loop burst model (``storage.closed_loop_burst``,
-``storage.burst_starvation``) to it, and shows the open-loop charge it replaced
+the analytic closed-loop burst model (``bursts.closed_loop_burst``,
+``bursts.burst_starvation``) to it, and shows the open-loop charge it replaced
 (every read meets bursts at their time share and waits U(0, B)) would not pass.
 Both are checked where every read shares the flush's queue (one hardware queue,
 as on a SATA drive) and where only ``1 / min(queues, CPUs)`` of them do (the
-testbed's NVMe drive: ``storage.flush_queue_share``).
+testbed's NVMe drive: ``bursts.flush_queue_share``).
 """
 
 from __future__ import annotations
