@@ -378,6 +378,100 @@ def burst_capacity(x_cap, population_ratio, duty_per_op, y_per_x, devices, sizes
 
 
 @dataclass(frozen=True)
+class Bursts:
+    """Flush / compaction bursts of LSM stores and memtable back-pressure."""
+
+    queue_depth: np.ndarray  # 512 KiB I/Os a flush submits at once [count]
+    duty_per_op: np.ndarray  # device time in bursts per unit throughput [s]
+    backlog: np.ndarray  # the backlog a read meeting a burst waits a part of [s]
+    reach: np.ndarray  # share of reads that reach the device [-]
+    #: share of those that share the flush's hardware queue and wait behind its backlog [-]
+    #: (:func:`perfmodel.mechanisms.bursts.flush_queue_share`; 1 for a single-queue device)
+    queue_share: np.ndarray
+    #: what a read meeting a flush waits when the server's own I/O scheduler holds the flush back
+    #: (spec ``io_latency_goal_ms``: the device's queue kept full at that much work) [s]; inf: the
+    #: kernel's queue holds the whole flush and the read waits its share of the backlog
+    read_cap: np.ndarray
+    stall_share: np.ndarray  # share of writes one client's stall catches [-]
+    size_scv: np.ndarray  # squared coefficient of variation of flush sizes [-] (knob flush_size_scv)
+
+
+def stage(inp, cpu_, data, reads_per_read, bg_bytes_per_write, bg_bytes) -> Bursts:
+    """The bursts of a configuration grid (the model chain's ``Inputs`` ``inp``, its CPU ``cpu_``
+    and data-device specs ``data``; ``reads_per_read``: device reads per read, ``bg_bytes_per_write``
+    / ``bg_bytes``: background bytes per write replica and per request).
+
+    Flushes drain QD x 512 KiB at the sequential write bandwidth; a read meeting one waits
+    behind the backlog (seed 003: QD 200-800) if it shares the flush's hardware queue (a share
+    ``queue_share`` of the reads: :func:`perfmodel.mechanisms.flush_queue_share`), or behind at most
+    the system's I/O scheduler's latency goal of it (spec ``io_latency_goal_ms``: Seastar's
+    dispatcher keeps a device's queue within that much work; doc/io-scheduler.md). Memtable
+    back-pressure: a flush holds QD x 512 KiB, written by W = that / bytes-per-write replica
+    writes; a stall catches each client's next write once, so a share copies / (nodes x W) of
+    writes stall (:func:`perfmodel.solve.network.solve_closed`)."""
+    lsm = inp.sys.lsm
+    memtable = inp.sys.parameter(inp.params, "memtable_bytes")
+    queue_depth = np.minimum(memtable / FLUSH_IO_BYTES, inp.params["block_queue_limit"])
+    flush_bytes = queue_depth * FLUSH_IO_BYTES  # W = flush bytes / bytes per write replica
+    rf, nodes = inp.cfg["replication_factor"], inp.cfg["nodes"]
+    return Bursts(
+        queue_depth=queue_depth,
+        duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
+        backlog=burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
+        # a server with its own I/O scheduler (Seastar) keeps the device's queue within its latency
+        # goal and the rest of the flush in its own queue: a read meeting a flush waits about that
+        read_cap=inp.sys.io_latency_goal_s,
+        reach=np.minimum(reads_per_read, 1.0),
+        # the CPUs that issue I/O: the server's threads' (a thread cap leaves the others idle)
+        queue_share=flush_queue_share(
+            np.where(np.isfinite(data.hardware_queues), data.hardware_queues, 1.0),
+            np.maximum(np.floor(np.minimum(cpu_.cores * cpu_.threads_per_core, cpu_.threads)), 1.0),
+        ),
+        stall_share=np.where(
+            lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
+        ),
+        size_scv=np.broadcast_to(inp.knobs["flush_size_scv"].astype(float), np.shape(queue_depth)),
+    )
+
+
+@dataclass(frozen=True)
+class ReadTail:
+    """What flush bursts add to a read's latency, per configuration (M,) and flush size (M, K)."""
+
+    duty: np.ndarray  # time share of the device in bursts [-] (M,)
+    p_size: np.ndarray  # probability a read meets a flush of each size [-] (M, K)
+    wait_mean: np.ndarray  # its wait in that flush: mean [s] (M, K)
+    wait_var: np.ndarray  # and variance [s^2] (M, K)
+    p_burst: np.ndarray  # probability a read meets any flush [-] (M,)
+    mean_wait: np.ndarray  # a read's mean wait in flushes, all reads counted [s] (M,)
+
+
+def read_tail(net, b: Bursts, throughput, population=None) -> ReadTail:
+    """The burst part of a read's latency mixture at ``throughput`` [1/s] (``net``: the solved
+    network's burst fields; ``population``: a closed loop's clients, None for open arrivals).
+
+    Flush sizes ``b x B`` (``b = 1`` when they are all one size): a read meets a flush of size
+    ``b`` with probability ``duty x reach x w b s(y b)`` and waits ``(b B) x W(y b)`` in it
+    (:func:`closed_loop_burst`); behind a server's own I/O scheduler (``y = 0`` there: no client
+    held) it waits the scheduler's latency goal, whatever the flush's size (:func:`held_burst_wait`).
+    """
+    x = np.asarray(throughput, dtype=float)
+    duty = np.minimum(x * b.duty_per_op, 1.0)
+    y = burst_visits(net, x, population)
+    size_b, size_w = burst_points(b.size_scv)
+    share, w_mean, w_var, _ = closed_loop_burst(y[:, None] * size_b)
+    reach = np.broadcast_to(net.burst_queue_reach, duty.shape)  # the reads on the flush's queue
+    p_size = (duty * reach)[:, None] * size_w * size_b * share
+    backlog = b.backlog[:, None] * size_b
+    cap = np.broadcast_to(b.read_cap, duty.shape)[:, None]
+    w_mean, w_var = held_burst_wait(w_mean, w_var, cap, backlog)
+    return ReadTail(
+        duty=duty, p_size=p_size, wait_mean=backlog * w_mean, wait_var=backlog**2 * w_var,
+        p_burst=p_size.sum(1), mean_wait=(p_size * backlog * w_mean).sum(1),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class ClosedBursts:
     """Flush bursts' terms in the closed solve, per configuration (M,).
 

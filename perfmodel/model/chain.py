@@ -940,26 +940,7 @@ class Devices:
     host_cost: np.ndarray  # single-queue block-layer CPU per I/O [s]
     bg_bytes_per_write: np.ndarray  # background bytes per write replica [B]
     bg_bytes: np.ndarray  # background bytes per request, per node [B]
-    bursts: Bursts
-
-
-@dataclass(frozen=True)
-class Bursts:
-    """Flush / compaction bursts of LSM stores and memtable back-pressure."""
-
-    queue_depth: np.ndarray  # 512 KiB I/Os a flush submits at once [count]
-    duty_per_op: np.ndarray  # device time in bursts per unit throughput [s]
-    backlog: np.ndarray  # the backlog a read meeting a burst waits a part of [s]
-    reach: np.ndarray  # share of reads that reach the device [-]
-    #: share of those that share the flush's hardware queue and wait behind its backlog [-]
-    #: (:func:`perfmodel.mechanisms.bursts.flush_queue_share`; 1 for a single-queue device)
-    queue_share: np.ndarray
-    #: what a read meeting a flush waits when the server's own I/O scheduler holds the flush back
-    #: (spec ``io_latency_goal_ms``: the device's queue kept full at that much work) [s]; inf: the
-    #: kernel's queue holds the whole flush and the read waits its share of the backlog
-    read_cap: np.ndarray
-    stall_share: np.ndarray  # share of writes one client's stall catches [-]
-    size_scv: np.ndarray  # squared coefficient of variation of flush sizes [-] (knob flush_size_scv)
+    bursts: bursts.Bursts
 
 
 def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
@@ -1033,7 +1014,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         host_cost=np.where(data.single_queue > 0, params["blk_sq_cost_s"], 0.0),
         bg_bytes_per_write=bg_bytes_per_write,
         bg_bytes=bg_bytes,
-        bursts=_bursts(inp, cpu_, data, miss_reads, bg_bytes_per_write, bg_bytes),
+        bursts=bursts.stage(inp, cpu_, data, miss_reads, bg_bytes_per_write, bg_bytes),
     )
 
 
@@ -1051,42 +1032,6 @@ def _wal_occupancies(wal: DeviceSpecs, has_wal: np.ndarray) -> tuple[np.ndarray,
         )
 
     return occ(wal.write_iops, wal.seq_write), occ(wal.read_iops, wal.seq_read)
-
-
-def _bursts(
-    inp: Inputs, cpu_: Cpu, data: DeviceSpecs, reads_per_read, bg_bytes_per_write, bg_bytes
-) -> Bursts:
-    """Flushes drain QD x 512 KiB at the sequential write bandwidth; a read meeting one waits
-    behind the backlog (seed 003: QD 200-800) if it shares the flush's hardware queue (a share
-    ``queue_share`` of the reads: :func:`perfmodel.mechanisms.bursts.flush_queue_share`), or behind at most
-    the system's I/O scheduler's latency goal of it (spec ``io_latency_goal_ms``: Seastar's
-    dispatcher keeps a device's queue within that much work; doc/io-scheduler.md). Memtable
-    back-pressure: a flush holds QD x 512 KiB, written by W = that / bytes-per-write replica
-    writes; a stall catches each client's next write once, so a share copies / (nodes x W) of
-    writes stall (:func:`perfmodel.solve.network.solve_closed`)."""
-    lsm = inp.sys.lsm
-    memtable = inp.sys.parameter(inp.params, "memtable_bytes")
-    queue_depth = np.minimum(memtable / bursts.FLUSH_IO_BYTES, inp.params["block_queue_limit"])
-    flush_bytes = queue_depth * bursts.FLUSH_IO_BYTES  # W = flush bytes / bytes per write replica
-    rf, nodes = inp.cfg["replication_factor"], inp.cfg["nodes"]
-    return Bursts(
-        queue_depth=queue_depth,
-        duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
-        backlog=bursts.burst_profile(0.0, data.seq_write, queue_depth)[2],  # QD x 512 KiB / bandwidth [s]
-        # a server with its own I/O scheduler (Seastar) keeps the device's queue within its latency
-        # goal and the rest of the flush in its own queue: a read meeting a flush waits about that
-        read_cap=inp.sys.io_latency_goal_s,
-        reach=np.minimum(reads_per_read, 1.0),
-        # the CPUs that issue I/O: the server's threads' (a thread cap leaves the others idle)
-        queue_share=bursts.flush_queue_share(
-            np.where(np.isfinite(data.hardware_queues), data.hardware_queues, 1.0),
-            np.maximum(np.floor(np.minimum(cpu_.cores * cpu_.threads_per_core, cpu_.threads)), 1.0),
-        ),
-        stall_share=np.where(
-            lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
-        ),
-        size_scv=np.broadcast_to(inp.knobs["flush_size_scv"].astype(float), np.shape(queue_depth)),
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -1607,36 +1552,17 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # zone crossings (a cluster over availability zones): the fixed part holds their mean; the
     # latency is a mixture over how many round trips between zones the request makes
     zones_r, zones_w = zone_mixtures(model.paths)
-    b = model.devices.bursts
-    duty = np.minimum(x * b.duty_per_op, 1.0)
-    # closed loop: fewer reads meet a burst than its time share, each waits longer; open: U(0, B)
-    y = bursts.burst_visits(net, x, inp.cfg["population"] if inp.workload.closed else None)
-    # flush sizes b x B (b = 1 when they are all one size): a read meets a flush of size b
-    # with probability duty x reach x w b s(y b) and waits (b B) x W(y b) in it
-    size_b, size_w = bursts.burst_points(b.size_scv)
-    share, w_mean, w_var, _ = bursts.closed_loop_burst(y[:, None] * size_b)
-    reach = np.broadcast_to(net.burst_queue_reach, duty.shape)  # the reads on the flush's queue
-    p_size = (duty * reach)[:, None] * size_w * size_b * share
-    p_burst = p_size.sum(1)
-    backlog = b.backlog[:, None] * size_b
-    # a server's own I/O scheduler (y = 0 there: no client held): a read meeting a flush waits the
-    # scheduler's latency goal, whatever the flush's size
-    cap = np.broadcast_to(b.read_cap, duty.shape)[:, None]
-    w_mean, w_var = bursts.held_burst_wait(w_mean, w_var, cap, backlog)
+    # a read that meets a flush burst waits in it (closed loop: fewer reads meet it, each longer)
+    population = inp.cfg["population"] if inp.workload.closed else None
+    burst = bursts.read_tail(net, model.devices.bursts, x, population)
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
     # the fixed part without the zone crossings' mean: each mixture part adds its own crossings
     shift_r, shift_w = shift_r - model.paths.zone_read_mean, shift_w - model.paths.zone_write_mean
-    read_parts = [(1 - p_burst, vr_mean, vr_var, shift_r)] + [
-        (
-            p_size[:, j],
-            vr_mean + backlog[:, j] * w_mean[:, j],
-            vr_var + backlog[:, j] ** 2 * w_var[:, j],
-            shift_r,
-        )
-        for j in range(size_b.shape[1])
+    read_parts = [(1 - burst.p_burst, vr_mean, vr_var, shift_r)] + [
+        (burst.p_size[:, j], vr_mean + burst.wait_mean[:, j], vr_var + burst.wait_var[:, j], shift_r)
+        for j in range(burst.p_size.shape[1])
     ]
-    burst_wait = (p_size * backlog * w_mean).sum(1)
     p_stalled = np.where(stall > 0, p_stall, 0.0)
     write_parts = [
         (1 - p_stalled, vw_mean, vw_var, shift_w),
@@ -1645,12 +1571,14 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     read_parts = [(w * p, m, v, sh + e) for p, e in zones_r for w, m, v, sh in read_parts]
     write_parts = [(w * p, m, v, sh + e) for p, e in zones_w for w, m, v, sh in write_parts]
     zoned = np.broadcast_to(np.asarray(model.paths.zone_rtt) > 0, (inp.size,))
-    quantiles = _quantiles(f, (mean_r, mean_w), read_parts, write_parts, p_burst, stall, inp.size, zoned)
-    mean_r_total, mean_w_total = mean_r + burst_wait, mean_w + stall
+    quantiles = _quantiles(
+        f, (mean_r, mean_w), read_parts, write_parts, burst.p_burst, stall, inp.size, zoned
+    )
+    mean_r_total, mean_w_total = mean_r + burst.mean_wait, mean_w + stall
     with np.errstate(invalid="ignore"):
         mean = _weighted(f, mean_r_total) + _weighted(1 - f, mean_w_total)
-    share_events = _weighted(f, p_burst) + _weighted(1 - f, p_stalled)
-    return Tails(mean_r_total, mean_w_total, mean, quantiles, duty, share_events)
+    share_events = _weighted(f, burst.p_burst) + _weighted(1 - f, p_stalled)
+    return Tails(mean_r_total, mean_w_total, mean, quantiles, burst.duty, share_events)
 
 
 def zone_mixtures(path: Paths):
