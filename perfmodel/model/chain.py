@@ -328,7 +328,9 @@ def _erasure_coding(cfg: dict, knobs: dict) -> None:
     cfg["shard_fraction"] = np.where(ec & full_write, 1.0 / k, 1.0)  # bytes of a write shard / the write's
     cfg["read_chunks"] = np.where(ec, k, 1.0)
     cfg["rmw_reads"] = np.where(ec & ~full_write, k, 0.0)  # stripe reads of a partial write
-    cfg["replication_factor"] = np.where(ec, shards, rf)
+    # copies (replicated) or shards (erasure-coded) each write executes at; replication_factor stays
+    # the pool's as given
+    cfg["write_shards"] = np.where(ec, shards, rf)
     cfg["acks"] = np.where(ec, shards, cfg["acks"])  # Ceph waits for every shard of its acting set
     cfg["read_acks"] = np.where(ec, 1.0, cfg["read_acks"])  # an EC read gathers chunks (read_chunks)
 
@@ -604,7 +606,7 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
         return threads
     cfg = inp.cfg
     f = cfg["read_fraction"]
-    copies = f + (1.0 - f) * cfg["replication_factor"]
+    copies = f + (1.0 - f) * cfg["write_shards"]
     return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
 
 
@@ -652,7 +654,7 @@ def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
     sockets = _message_cycles(inp, exit_cycles) * statements
     handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg["iodepth"] * statements
     g_r = client_cycles(inp, client_share, exit_cycles) * statements
-    g_w = g_r / inp.cfg["replication_factor"]
+    g_w = g_r / inp.cfg["write_shards"]
     stalls = stall_cycles * statements
     main_r, main_w = op_r - sockets - g_r + stalls, op_w - sockets - g_w + stalls
     return (main_r, sockets, handoff, g_r), (main_w, sockets, handoff, g_w)
@@ -662,7 +664,7 @@ def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_c
     """Per command a node runs [cycles]: the command's cycles, its share of the request messages'
     socket work (with a guest's VM exits) and of a co-located load generator's work --
     ``(c_cmd, (c_msg + e) / iodepth, c_client / copies)`` of :func:`_command_share`."""
-    f, copies = inp.cfg["read_fraction"], inp.cfg["replication_factor"]
+    f, copies = inp.cfg["read_fraction"], inp.cfg["write_shards"]
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
@@ -682,7 +684,7 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycl
     item lock: GETs scale with threads, SETs level off at ``hz / c_lock`` per node (Gunther 2007,
     eq. 4.1: Amdahl as USL with kappa = 0). Like every USL term here it slows the threads, so it
     costs a request at light load too (a known limit: a lock is waited for only under contention)."""
-    f, copies = inp.cfg["read_fraction"], inp.cfg["replication_factor"]
+    f, copies = inp.cfg["read_fraction"], inp.cfg["write_shards"]
     sys_ = inp.sys
     if not sys_.serial_write_lock.any():  # no such system in the grid: skip a second pass over the costs
         return np.zeros(inp.size)
@@ -977,7 +979,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
     copies = cache_.page_cache_hit * per_miss  # from the OS page cache (buffered I/O)
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
-    rmw = cfg["rmw_reads"] / cfg["replication_factor"]  # a partial EC write's stripe reads, per shard
+    rmw = cfg["rmw_reads"] / cfg["write_shards"]  # a partial EC write's stripe reads, per shard
     sync = sys_.parameter(params, "sync_writes")
     # one synchronous write (WAL / deferred) goes to the WAL device when there is one; a
     # system whose commit is a redo-log flush writes it at the log station (paths)
@@ -988,7 +990,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor") * writing
     occ_bg = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
     d_bg = bg_bytes_per_write / bursts.FLUSH_IO_BYTES * occ_bg
-    bg_bytes = (1 - cfg["read_fraction"]) * bg_bytes_per_write * cfg["replication_factor"] / cfg["nodes"]
+    bg_bytes = (1 - cfg["read_fraction"]) * bg_bytes_per_write * cfg["write_shards"] / cfg["nodes"]
     return Devices(
         data=data,
         wal=wal,
@@ -1095,7 +1097,7 @@ def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
     replicas counted, so a node holds ``units x daemons`` and a device ``units x daemons per
     device``."""
     cfg, sys_ = inp.cfg, inp.sys
-    nodes, rf = cfg["nodes"], cfg["replication_factor"]
+    nodes, rf = cfg["nodes"], cfg["write_shards"]
     node_imb, dev_imb = np.ones(inp.size), np.ones(inp.size)
     knob = inp.knobs["placement_units"].astype(float)
     per_device = _daemons_per_device(inp)
@@ -1132,9 +1134,9 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     wire = rtt * statements
     # a write acknowledged by two or more replicas waits for one that is not the node the client
     # reached: one more round trip between nodes (primary-copy Ceph, QUORUM / ALL writes)
-    replica_hop = np.where((cfg["acks"] >= 2) & (cfg["replication_factor"] >= 2), rtt, 0.0)
+    replica_hop = np.where((cfg["acks"] >= 2) & (cfg["write_shards"] >= 2), rtt, 0.0)
     # a read at QUORUM / ALL waits for the digests of replicas other than its coordinator: as well
-    read_hop = np.where((cfg["read_acks"] >= 2) & (cfg["replication_factor"] >= 2), rtt, 0.0)
+    read_hop = np.where((cfg["read_acks"] >= 2) & (cfg["write_shards"] >= 2), rtt, 0.0)
     net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0) * statements
     # an erasure-coded write sends each shard its chunk (1/k of the bytes) from the primary
     net_shard = (
@@ -1213,8 +1215,8 @@ def _zones(inp: Inputs):
         )
     rtt = np.where(on, np.nan_to_num(between) - within, 0.0)
     client = np.where(on, placement.cross_zone_client_share(zones), 0.0)
-    replicated = on & (cfg["replication_factor"] >= 2)
-    rf = np.maximum(cfg["replication_factor"], 1.0)
+    replicated = on & (cfg["write_shards"] >= 2)
+    rf = np.maximum(cfg["write_shards"], 1.0)
 
     def replica_share(acks):
         return np.where(
@@ -1313,7 +1315,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     # an erasure-coded read is k sub-reads, each an operation on the OSD holding its chunk
     op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] + per_message) * statements
     # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards
-    rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["replication_factor"]
+    rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["write_shards"]
     # a writing operation's SELECTs (read_statements_per_op) cost what a read's do
     writing = _write_statements(inp.knobs)
     op_w = ((sys_.parameter(params, "cpu_cycles_write") + rmw_ops) * writing
@@ -1332,7 +1334,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     # only the node the SQL reaches parses it, and a load generator on the server's cores works
     # once per operation; op_w is charged to each of a write's replicas
     once = parse + client_cycles(inp, client_share, exit_cycles) * statements
-    op_r, op_w = op_r + extra + once, op_w + extra + once / inp.cfg["replication_factor"]
+    op_r, op_w = op_r + extra + once, op_w + extra + once / inp.cfg["write_shards"]
     return op_r, op_w
 
 
@@ -1427,7 +1429,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     forward). Placement imbalance scales each node's (device's) load to the busiest one's.
     """
     size, k, cfg = inp.size, len(STATIONS), inp.cfg
-    nodes, rf = cfg["nodes"], cfg["replication_factor"]
+    nodes, rf = cfg["nodes"], cfg["write_shards"]
     fwd = so.forwarded
     cyc_fwd = inp.sys.take(
         [s.parameter(inp.params, "cpu_cycles_forward") if s.coordinator else 0.0 for s in inp.sys.specs]
@@ -1483,7 +1485,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     imbalance[:, IX["device"]] = so.device_imbalance
     b = dev.bursts
     return Network(
-        d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["replication_factor"], cfg["acks"],
+        d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["write_shards"], cfg["acks"],
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         flush_queue_share=b.queue_share, burst_read_cap=b.read_cap,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
@@ -1688,7 +1690,7 @@ class IoRates:
 def io_rates(model: NodeModel, sol: Solution) -> IoRates:
     """Device I/O rates from the throughput, and outstanding I/Os by Little's law."""
     dev, inp, x = model.devices, model.inputs, sol.throughput
-    f, rf, nodes = inp.cfg["read_fraction"], inp.cfg["replication_factor"], inp.cfg["nodes"]
+    f, rf, nodes = inp.cfg["read_fraction"], inp.cfg["write_shards"], inp.cfg["nodes"]
     devices = model.cpu.devices
     per_dev = x / (devices * nodes)
     metadata = np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)

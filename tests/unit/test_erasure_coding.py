@@ -29,19 +29,20 @@ def test_replicated_pools_are_unchanged_by_the_ec_knobs_left_unset():
 def test_a_full_stripe_write_sends_k_plus_m_chunks_of_one_kth():
     ec = _model(4 << 20, 0.0, 6, 2)
     cfg = ec.inputs.cfg
-    assert cfg["replication_factor"][0] == 8 and cfg["acks"][0] == 8  # every shard acknowledges
+    assert cfg["write_shards"][0] == 8 and cfg["acks"][0] == 8  # every shard acknowledges
+    assert cfg["replication_factor"][0] == 3  # the pool's replication factor is never rewritten
     assert cfg["shard_fraction"][0] == pytest.approx(1 / 6) and cfg["rmw_reads"][0] == 0
     rep = _model(4 << 20, 0.0, NAN, NAN)
     # bytes on the wire per write: (k + m) / k = 1.33x the object against 3x for three replicas
     net = chain.IX["network"]
-    ec_bytes = ec.net.d_write[0, net] * cfg["replication_factor"][0]
-    rep_bytes = rep.net.d_write[0, net] * rep.inputs.cfg["replication_factor"][0]
+    ec_bytes = ec.net.d_write[0, net] * cfg["write_shards"][0]
+    rep_bytes = rep.net.d_write[0, net] * rep.inputs.cfg["write_shards"][0]
     assert ec_bytes / rep_bytes == pytest.approx((8 / 6) / 3, rel=0.01)  # headers are 128 B of 4 MiB
 
 
 def test_a_partial_write_reads_the_stripe_and_rewrites_one_chunk_and_the_coding_chunks():
     cfg = _model(4096, 0.0, 6, 2).inputs.cfg
-    assert cfg["replication_factor"][0] == 3  # the touched data chunk + m = 2 coding chunks
+    assert cfg["write_shards"][0] == 3  # the touched data chunk + m = 2 coding chunks
     assert cfg["rmw_reads"][0] == 6 and cfg["shard_fraction"][0] == 1
 
 
