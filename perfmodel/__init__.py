@@ -13,7 +13,8 @@ Public entry points::
     perfmodel.Workload(...), perfmodel.predict(platform, workload, system=..., **knobs)
     perfmodel.grid(**axes), perfmodel.load_parameters(name_or_path)
     perfmodel.size(workload, target_ops_s=..., slo_p99_ms=..., system=...)
-    perfmodel.simulate(...), perfmodel.sweep(..., method="predict" | "simulate", scheduler=None)
+    perfmodel.simulate(...), perfmodel.sweep(..., method="predict" | "simulate", scheduler=None),
+    perfmodel.iter_sweep(...)  (predict chunk by chunk: any grid size at one chunk's memory)
     perfmodel.calibrate(benchmarks, ...), perfmodel.validate(cv=None | "group" | "loo", ...)
 
 ``calibrate`` and ``validate`` are imported on first use (they pull in the
@@ -39,7 +40,7 @@ from perfmodel.inputs.systems import SystemSpec, list_systems, load_system
 from perfmodel.inputs.workload import Workload
 from perfmodel.model.predict import grid, predict
 from perfmodel.plan.sizing import size
-from perfmodel.plan.sweeps import sweep
+from perfmodel.plan.sweeps import iter_sweep, sweep
 from perfmodel.sim import simulate
 
 
@@ -69,6 +70,7 @@ __all__ = [
     "__version__",
     "calibrate",
     "grid",
+    "iter_sweep",
     "list_parameter_sets",
     "list_devices",
     "list_networks",

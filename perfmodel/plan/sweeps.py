@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -189,15 +190,7 @@ def sweep(
     """
     if method not in METHODS:
         raise ValueError(f"method: must be one of {', '.join(METHODS)}, got {method!r}")
-    platform = _resolve_platforms(platform)
-    if type(params).__name__ != "CalibrationResult":
-        params = load_parameters(params)
-    varying = {
-        f"workload.{name}": getattr(workload, name)
-        for name in WORKLOAD_ARRAYS
-        if np.ndim(getattr(workload, name)) > 0
-    }
-    n, flat = flatten_grid({"platform": platform, "nodes": nodes, "system": system, **knobs, **varying})
+    n, flat, params = _flat_grid(platform, workload, system, nodes, params, knobs)
     run = {"scheduler": scheduler, "workers": workers, "progress": progress}
     if method == "simulate":
         options = {
@@ -220,6 +213,40 @@ def sweep(
     if interrupted:
         print("interrupted: the table covers the configurations that finished", file=sys.stderr)
     return frame
+
+
+def iter_sweep(
+    platform, workload: Workload, *, system, nodes=1, params=None, chunk_size: int | None = None, **knobs
+) -> Iterator[pd.DataFrame]:
+    """:func:`sweep` with ``method="predict"``, one chunk at a time in grid order, in this process.
+
+    Each yielded frame has the columns :func:`sweep` returns, for ``chunk_size`` configurations
+    (default :data:`PREDICT_CHUNK`), so memory stays that of one chunk whatever the grid's size:
+    write each chunk out or reduce it (``benchmarks/bench_predict.py`` streams 1,000,000
+    configurations). Concatenated, the chunks equal :func:`sweep`'s table.
+    """
+    n, flat, params = _flat_grid(platform, workload, system, nodes, params, knobs)
+    for where in chunk_slices(n, PREDICT_CHUNK if chunk_size is None else int(chunk_size)):
+        frame = _predict_chunk({"inputs": _take(flat, where), "workload": workload, "params": params})
+        rows = np.arange(where.start, where.stop)
+        for name, values in reversed(_input_columns(_take(flat, where), rows - where.start, frame).items()):
+            frame.insert(0, name, values)
+        frame.insert(0, "configuration", rows)
+        yield frame
+
+
+def _flat_grid(platform, workload, system, nodes, params, knobs):
+    """The grid flattened (:func:`flatten_grid`) with platforms and parameters loaded here."""
+    platform = _resolve_platforms(platform)
+    if type(params).__name__ != "CalibrationResult":
+        params = load_parameters(params)
+    varying = {
+        f"workload.{name}": getattr(workload, name)
+        for name in WORKLOAD_ARRAYS
+        if np.ndim(getattr(workload, name)) > 0
+    }
+    n, flat = flatten_grid({"platform": platform, "nodes": nodes, "system": system, **knobs, **varying})
+    return n, flat, params
 
 
 def _predict(flat, n, workload, params, chunk_size, run):

@@ -19,7 +19,7 @@ import pytest
 
 import perfmodel
 from perfmodel.cli import main
-from perfmodel.plan.sweeps import flatten_grid
+from perfmodel.plan.sweeps import flatten_grid, iter_sweep
 from perfmodel.run import execution
 from perfmodel.run.execution import Interrupted, auto_chunk_size, choose_backend, chunk_slices, map_tasks
 from perfmodel.sim.run import replication_rng
@@ -255,6 +255,22 @@ def test_sweep_predict_in_chunks_equals_one_predict_call():
     )
     pd.testing.assert_frame_equal(table, parallel, check_exact=True)
     assert isinstance(table["bottleneck"].dtype, pd.CategoricalDtype)
+
+
+def test_a_streamed_sweep_yields_the_sweeps_rows_chunk_by_chunk():
+    """iter_sweep: chunks of chunk_size in grid order, each with sweep's columns; together, sweep's table
+    (the same chunks, so the same numbers exactly)."""
+    cores = np.arange(1, 11)[:, None]
+    chunks = list(
+        iter_sweep("power8-s821lc-10c", WORKLOAD, system="scylla", nodes=3, cores=cores, chunk_size=3)
+    )
+    assert [len(c) for c in chunks] == [3] * 6 + [2]
+    assert chunks[1]["configuration"].tolist() == [3, 4, 5] and chunks[1]["clients"].tolist() == [80, 20, 80]
+    table = perfmodel.sweep(
+        "power8-s821lc-10c", WORKLOAD, system="scylla", nodes=3, cores=cores, chunk_size=3, workers=1
+    )
+    streamed = pd.concat(chunks, ignore_index=True)
+    pd.testing.assert_frame_equal(streamed, table, check_exact=True, check_categorical=False)
 
 
 def test_sweep_simulate_is_simulate_with_the_grid_as_columns():
