@@ -29,13 +29,12 @@ import yaml
 from perfmodel.inputs import microarch
 from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.errors import CatalogError, Problem, TextFileError, UnknownNameError, read_text
+from perfmodel.inputs.units import GB, GIB
 
 ARCHES = ("power8", "power9", "power10", "x86", "kunpeng", "arm")
 INTERFACES = ("nvme", "sata", "optane-nvme")
 LAYOUTS = ("single", "raid0", "jbod")
 
-GIB = 2.0**30
-GB = 1e9
 
 
 @dataclass(frozen=True)

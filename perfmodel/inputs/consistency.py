@@ -12,6 +12,8 @@ from perfmodel.inputs._validate import as_array, broadcast
 
 #: Named consistency levels (single data centre: LOCAL_* equal their global forms).
 CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM")
+#: the levels a system spec's ``write_consistency`` and the planner offer
+COMMON_LEVELS = ("ONE", "QUORUM", "ALL")
 
 
 def counts(value, name: str, *, minimum: int = 1) -> np.ndarray:

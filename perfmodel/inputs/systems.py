@@ -119,11 +119,11 @@ from typing import Any
 import numpy as np
 
 from perfmodel.inputs._data import data_dir
+from perfmodel.inputs.consistency import COMMON_LEVELS
 from perfmodel.inputs.errors import DataError, Problem, TextFileError, UnknownNameError, read_text
 
 THREADING = ("hashed", "pooled")
 SYNC_TARGETS = ("data", "log")
-CONSISTENCY = ("ONE", "QUORUM", "ALL")
 
 #: parameters every system needs (``name[id]``)
 REQUIRED_PARAMETERS = (
@@ -423,7 +423,7 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         add("id", f"must not contain spaces or brackets, got {out['id']!r}")
     defaults = {"sync_writes_to": "data", "topology": "sharded", "dataset_in": "drives"}
     for key, choices in (("threading", THREADING), ("sync_writes_to", SYNC_TARGETS),
-                         ("write_consistency", CONSISTENCY), ("topology", tuple(TOPOLOGIES)),
+                         ("write_consistency", COMMON_LEVELS), ("topology", tuple(TOPOLOGIES)),
                          ("dataset_in", DATASET_IN)):  # fmt: skip
         value = doc.get(key, defaults.get(key))
         if value is not None and value not in choices:

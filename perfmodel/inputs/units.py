@@ -17,6 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: byte multiples [B]: decimal (``GB``, as figures state sizes) and binary (``KIB``, ``MIB``, ``GIB``)
+KIB = 1024.0
+MIB = 2.0**20
+GIB = 2.0**30
+GB = 1e9
+
 
 @dataclass(frozen=True)
 class Unit:

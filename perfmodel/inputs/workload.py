@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from perfmodel.inputs.consistency import acks_required
+from perfmodel.inputs.units import GIB
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
 DISTRIBUTIONS = ("uniform", "zipf")
-GIB = 2.0**30
 
 
 def _numeric(

@@ -28,8 +28,8 @@ import numpy as np
 from scipy import special
 
 from perfmodel.inputs._validate import as_array, in_range
+from perfmodel.inputs.units import KIB
 
-KIB = 1024.0
 #: I/O size of memtable flushes and compactions on Linux (max_sectors_kb) [B].
 FLUSH_IO_BYTES = 512 * KIB
 

@@ -22,7 +22,6 @@ import numpy as np
 
 from perfmodel.inputs._validate import as_array, in_range
 
-KIB = 1024.0
 #: Size of the spec-sheet random I/O [B].
 SPEC_IO_BYTES = 4096.0
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from perfmodel.inputs.consistency import COMMON_LEVELS
 from perfmodel.plan import studies
 from perfmodel.plan.sizing import TABLE_COLUMNS
 
 #: sizing-table columns the planner shows
 PLAN_COLUMNS = TABLE_COLUMNS
-CONSISTENCY_LEVELS = ("ONE", "QUORUM", "ALL")
 #: rows of the platform list (the selected platforms come first, so they are visible)
 PLATFORM_ROWS = 10
 #: width of the plot beside the controls [in]: the output column of a laptop-sized JupyterLab
@@ -225,7 +225,7 @@ def controls(**defaults) -> dict:
             **common,
         ),
         "consistency": w.Dropdown(
-            options=CONSISTENCY_LEVELS,
+            options=COMMON_LEVELS,
             value=defaults.get("consistency", "QUORUM"),
             description="consistency",
             style=style,

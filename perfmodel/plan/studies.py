@@ -35,12 +35,10 @@ from perfmodel.evidence.recorded import load_benchmarks
 from perfmodel.inputs._data import PARAMETERS_DIR
 from perfmodel.inputs.catalog import load_device, load_platform
 from perfmodel.inputs.params import ParameterSet
-from perfmodel.inputs.units import UNITS
+from perfmodel.inputs.units import GIB, UNITS
 from perfmodel.inputs.workload import Workload
 from perfmodel.mechanisms.bursts import FLUSH_IO_BYTES, burst_profile
 from perfmodel.model.predict import grid, predict
-
-GIB = 2.0**30
 
 
 def figures_vs_model(
