@@ -13,6 +13,9 @@ Each verb that prints a table takes ``--format table|csv|json``.
 Exit status: 0 done; 1 done, but some notebook runs failed; 2 a bad request (a
 usage error, or an input a check rejected: one line ``perfmodel VERB: error:
 ...`` naming the file and field); 130 interrupted (Ctrl-C), with what was kept.
+
+Each verb imports what it needs when it runs (the evidence pipeline, the simulator, papermill):
+a call pays only for its own verb, and ``perfmodel --help`` stays fast.
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ import pandas as pd
 
 from perfmodel.evidence import corpus
 from perfmodel.evidence.calibration import calibrate, lab_weights
+from perfmodel.evidence.recorded import calibration_benchmarks, corpus_benchmarks
 from perfmodel.inputs.params import load_parameters
+from perfmodel.model.caveats import metric_groups
 
 __all__ = ["SEED_SYSTEM_FREE", "markdown", "summary", "trial"]
 
@@ -51,7 +53,6 @@ def trial(systems=None, progress: bool = True) -> pd.DataFrame:
     ``trial`` (the lab-weighted refit without the figure's lab); ``attrs['fits']`` holds the
     lab-weighted fit on every lab per system and ``attrs['in_sample']`` per system the median factor
     of its seed and corpus figures under the shipped and the trial values."""
-    from perfmodel.evidence.recorded import calibration_benchmarks, corpus_benchmarks
 
     free_of = {**SEED_SYSTEM_FREE, **corpus.SYSTEM_FREE}
     data = corpus_benchmarks()
@@ -106,7 +107,6 @@ def trial(systems=None, progress: bool = True) -> pd.DataFrame:
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per system and metric group over the scored figures: ``labs``, ``figures`` and the median of
     lab medians of the ``shipped`` and ``trial`` factor errors, with the trial's worst lab."""
-    from perfmodel.model.caveats import metric_groups
 
     keep = (table["reason"] == "") & np.isfinite(table["shipped"]) & np.isfinite(table["trial"])
     part = table[keep].assign(group=lambda f: metric_groups(f["metric"], f["unit"]))

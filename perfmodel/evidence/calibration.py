@@ -37,11 +37,14 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
+from perfmodel._version import __version__
 from perfmodel.evidence.compare import bound_sides, log_residuals, percent, recorded_values
 from perfmodel.evidence.figure_plan import FigurePlan, predict_figures
-from perfmodel.evidence.recorded import calibration_benchmarks
-from perfmodel.inputs._data import PACKAGE_DIR, PARAMETERS_DIR
+from perfmodel.evidence.recorded import calibration_benchmarks, calibration_files, parse_baseline
+from perfmodel.inputs._data import PACKAGE_DIR, PARAMETERS_DIR, data_dir
+from perfmodel.inputs.catalog import default_catalog
 from perfmodel.inputs.params import ParameterSet, load_parameters
+from perfmodel.inputs.systems import list_systems, load_system
 from perfmodel.inputs.units import UNITS
 
 #: parameters fitted by default: per-architecture SMT and clock efficiency, per-system CPU
@@ -109,7 +112,6 @@ def _with_user_systems(params: ParameterSet, benchmarks: pd.DataFrame | None) ->
     """The set plus the parameters of every system spec file the figures name (their defaults)."""
     if benchmarks is None or "system" not in benchmarks:
         return params
-    from perfmodel.inputs.systems import list_systems, load_system
 
     for name in sorted(set(map(str, benchmarks["system"])) - set(list_systems())):
         params = load_system(name).with_parameters(params)
@@ -367,7 +369,6 @@ def calibrate(
     residual_table = used[["figure_id", "source_id", "metric", "unit"]].assign(
         recorded=recorded, predicted=predicted, log_residual=r, rel_error=np.expm1(r)
     )
-    from perfmodel._version import __version__
 
     return CalibrationResult(
         params_=fitted,
@@ -435,9 +436,6 @@ def fingerprint(free: Sequence[str] = DEFAULT_FREE, priors: str = SHIPPED_PRIORS
     """
     import hashlib
 
-    from perfmodel.evidence.recorded import calibration_files
-    from perfmodel.inputs._data import data_dir
-
     digest = hashlib.sha256()
     for path in calibration_files():
         digest.update(path.name.encode() + path.read_bytes())
@@ -454,8 +452,6 @@ def _catalog_entries_used() -> list[str]:
     """The catalog entries the calibration figures resolve (their platforms, the devices and
     networks those hold, and every device or network a figure or its baseline names), one
     ``repr`` each in SI units: adding hardware no figure uses leaves the fit current."""
-    from perfmodel.evidence.recorded import calibration_benchmarks, parse_baseline
-    from perfmodel.inputs.catalog import default_catalog
 
     catalog = default_catalog()
     frame = calibration_benchmarks()

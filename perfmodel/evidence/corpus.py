@@ -34,8 +34,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfmodel.inputs._data import PARAMETERS_DIR
+from perfmodel.evidence import discrepancy as disc
+from perfmodel.evidence.calibration import calibrate, figure_residuals
+from perfmodel.evidence.figure_plan import predict_figures
+from perfmodel.evidence.recorded import calibration_benchmarks, corpus_benchmarks, corpus_files
+from perfmodel.evidence.validation import derived_figures
+from perfmodel.inputs._data import PARAMETERS_DIR, data_dir
+from perfmodel.inputs.catalog import default_catalog
 from perfmodel.inputs.params import ParameterSet, load_parameters
+from perfmodel.inputs.units import UNITS
 
 #: parameters fitted per corpus system (per-request CPU, per-message CPU, serial share,
 #: background writes), the shared ones fixed at the shipped fit
@@ -85,7 +92,6 @@ RUN_PATH = PARAMETERS_DIR / "corpus-run.json"
 
 def platform_family(platform_id: str, catalog=None) -> str:
     """The architecture family of a catalog platform (``power8``, ``x86``, ``kunpeng``, ``arm``)."""
-    from perfmodel.inputs.catalog import default_catalog
 
     try:
         return (catalog or default_catalog()).platform(str(platform_id)).arch
@@ -102,14 +108,12 @@ def starting_set(params: ParameterSet | str = "calibrated") -> ParameterSet:
 
 
 def _errors(table: pd.DataFrame) -> np.ndarray:
-    from perfmodel.evidence.calibration import figure_residuals
 
     r, _ = figure_residuals(table)
     return np.exp(np.abs(r))
 
 
 def _predict(rows: pd.DataFrame, params: ParameterSet) -> pd.DataFrame:
-    from perfmodel.evidence.figure_plan import predict_figures
 
     return predict_figures(rows.reset_index(drop=True), params)
 
@@ -122,8 +126,6 @@ def _in_band(table: pd.DataFrame, column: str, level: float) -> np.ndarray:
     prediction, without the parameter uncertainty (a slightly narrower band than
     ``predict(interval=...)`` gives). NaN where there is no prediction or no group.
     """
-    from perfmodel.evidence import discrepancy as disc
-    from perfmodel.inputs.units import UNITS
 
     est = disc.load_discrepancy() or {}
     r = np.log(np.asarray(_errors(table.assign(predicted=table[column])), dtype=float))
@@ -143,7 +145,6 @@ def _in_band(table: pd.DataFrame, column: str, level: float) -> np.ndarray:
 def fit_system(system: str, figures: pd.DataFrame, start: ParameterSet):
     """Fit :data:`SYSTEM_FREE` ``[system]`` on ``figures`` (MAP with log-normal priors, factor 3,
     around the documented priors); ``None`` when too few figures are usable."""
-    from perfmodel.evidence.calibration import calibrate
 
     rows = figures[(figures["system"] == system) & (figures["role"] == "measured")]
     if rows.empty:
@@ -169,8 +170,6 @@ def not_out_of_sample(data: pd.DataFrame, reasons, params: ParameterSet) -> list
     :func:`perfmodel.evidence.validation.derived_figures`),
     or its lab (``group``) is one the shipped fit was fitted on (the seed documents' context). Such
     figures keep their predictions but stay out of every summary (``reason`` not empty)."""
-    from perfmodel.evidence.recorded import calibration_benchmarks
-    from perfmodel.evidence.validation import derived_figures
 
     derived = derived_figures(data.reset_index(drop=True), params)
     fitted_labs = set(calibration_benchmarks()["group"].dropna())
@@ -196,7 +195,6 @@ def run(progress: bool = True) -> pd.DataFrame:
     figure has no prediction). ``attrs['fits']`` holds each corpus system's
     fitted values (all sources).
     """
-    from perfmodel.evidence.recorded import corpus_benchmarks
 
     data = corpus_benchmarks()
     start = starting_set()
@@ -273,9 +271,6 @@ def fingerprint() -> str:
     system specs."""
     import hashlib
 
-    from perfmodel.evidence.recorded import corpus_files
-    from perfmodel.inputs._data import data_dir
-
     digest = hashlib.sha256()
     for path in corpus_files():
         digest.update(path.name.encode() + path.read_bytes())
@@ -347,8 +342,6 @@ def fitted_values(path: Path | None = None) -> dict[str, float]:
 def load_gaps(path: Path | None = None) -> list[dict]:
     """The corpus's known gaps (``data/corpus_gaps.yaml``)."""
     import yaml
-
-    from perfmodel.inputs._data import data_dir
 
     path = data_dir() / "corpus_gaps.yaml" if path is None else Path(path)
     return list(yaml.safe_load(path.read_text(encoding="utf-8"))["gaps"])

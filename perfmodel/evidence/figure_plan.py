@@ -27,6 +27,7 @@ from perfmodel.evidence.recorded import parse_baseline
 from perfmodel.inputs import knobs as settings
 from perfmodel.inputs.catalog import Catalog
 from perfmodel.inputs.params import ParameterSet, load_parameters
+from perfmodel.inputs.systems import load_system
 from perfmodel.inputs.units import UNITS
 from perfmodel.inputs.workload import Workload
 from perfmodel.model.chain import placement_error
@@ -133,8 +134,6 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     if not _blank(row.get("shards")):  # worker threads / shards the server ran
         knobs["thread_cap"] = float(row["shards"])
     if operation == "tpcc":
-        from perfmodel.inputs.systems import load_system
-
         spec = load_system(str(system))
         if spec.tpcc_statements != 1:
             knobs["statements_per_op"] = spec.tpcc_statements

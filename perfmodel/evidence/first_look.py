@@ -22,7 +22,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from perfmodel.evidence import corpus, discrepancy
+from perfmodel.evidence.recorded import load_benchmarks
 from perfmodel.inputs._data import PACKAGE_DIR
+from perfmodel.inputs.params import load_parameters
+from perfmodel.inputs.units import UNITS
+from perfmodel.model import bands
 from perfmodel.model.bands import FIRST_LOOK_COLUMNS as COLUMNS
 from perfmodel.model.bands import FIRST_LOOK_RECORD as RECORD
 from perfmodel.model.bands import first_look_summary as summary
@@ -55,10 +60,6 @@ def take(source_ids: Sequence[str], *, commit: str | None = None, today: str | N
          record: pd.DataFrame | None = None) -> pd.DataFrame:  # fmt: skip
     """The first-look rows of ``source_ids``: their recorded figures predicted by the shipped
     ``calibrated`` set as it is now. Refuses a source already in the record or not in the corpus."""
-    from perfmodel.evidence import corpus, discrepancy
-    from perfmodel.evidence.recorded import load_benchmarks
-    from perfmodel.inputs.params import load_parameters
-    from perfmodel.inputs.units import UNITS
 
     record = load() if record is None else record
     again = sorted(set(source_ids) & set(record["source_id"]))
@@ -82,7 +83,6 @@ def take(source_ids: Sequence[str], *, commit: str | None = None, today: str | N
         for m, u, lv in zip(out["metric"], out["unit"], out["level"], strict=True)
     ]
     # the 90% band predict gives: the shipped discrepancy's, and at least the band a new lab fell in
-    from perfmodel.model import bands
 
     lab_half = np.array([bands.half_width(s, g, 0.9) for s, g in zip(out["system"], out["metric_group"],
                                                                           strict=True)])  # fmt: skip

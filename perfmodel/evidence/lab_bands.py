@@ -41,6 +41,9 @@ import pathlib
 import numpy as np
 import pandas as pd
 
+from perfmodel.evidence import labs
+from perfmodel.evidence.labs import lab_medians
+from perfmodel.model import caveats
 from perfmodel.model.bands import (  # noqa: F401 - read at the answer, defined there
     ALL,
     FAMILY,
@@ -100,8 +103,6 @@ def calibrate(table: pd.DataFrame | None = None) -> dict:
     (sorted), from held-out figures ``table`` (``lab``, ``system``, ``metric_group``,
     ``factor_error``; default :func:`perfmodel.evidence.labs.held_out`)."""
     if table is None:
-        from perfmodel.evidence import labs
-
         table = labs.held_out()
     table = table[np.isfinite(table["factor_error"].to_numpy(float))]
     cells = {}
@@ -114,7 +115,6 @@ def calibrate(table: pd.DataFrame | None = None) -> dict:
             "scores": [round(float(x), 4) for x in s[order]],
             "lab": [str(x) for x in part["lab"].to_numpy()[order]],
         }
-    from perfmodel.evidence.labs import lab_medians
 
     systems = {
         f"{r.system}|{r.metric_group}": {
@@ -140,8 +140,6 @@ def evaluate(table: pd.DataFrame | None = None, level: float = 0.9) -> pd.DataFr
     over labs of each lab's share), ``median_width`` (upper / lower, a factor, over figures) and
     ``interval_score`` (mean, log units)."""
     if table is None:
-        from perfmodel.evidence import labs
-
         table = labs.held_out()
     table = table[np.isfinite(table["factor_error"].to_numpy(float))].reset_index(drop=True)
     s = np.log(table["factor_error"].to_numpy(float))
@@ -185,8 +183,6 @@ def markdown(frame: pd.DataFrame | None = None, level: float = 0.9) -> str:
 def docs_markdown(table: pd.DataFrame | None = None) -> str:
     """docs/validation.md's ``lab-bands`` block: the 90% and 50% evaluations."""
     if table is None:
-        from perfmodel.evidence import labs
-
         table = labs.held_out()
     return "\n\n".join(markdown(evaluate(table, q), q) for q in (0.9, 0.5))
 
@@ -194,13 +190,10 @@ def docs_markdown(table: pd.DataFrame | None = None) -> str:
 def store(table: pd.DataFrame | None = None) -> pathlib.Path:
     """Store the calibration over labs from held-out figures ``table`` (``tools/lab_bands.py``)."""
     if table is None:
-        from perfmodel.evidence import labs
-
         table = labs.held_out()
     LAB_BANDS_PATH.write_text(json.dumps(calibrate(table), indent=1) + "\n", encoding="utf-8")
     lab_bands_stored.cache_clear()
     half_width.cache_clear()
-    from perfmodel.model import caveats
 
     caveats.record.cache_clear()
     return LAB_BANDS_PATH

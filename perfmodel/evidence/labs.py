@@ -21,16 +21,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from perfmodel.evidence import corpus
+from perfmodel.evidence.recorded import load_benchmarks
+from perfmodel.evidence.stored_runs import load_cv
+from perfmodel.inputs.catalog import default_catalog
+from perfmodel.model import caveats
+from perfmodel.model.bands import load_first_look
+
 __all__ = ["MECHANISMS", "held_out", "lab_medians", "markdown", "mechanism_labs", "mechanisms_markdown"]
 
 
 def held_out() -> pd.DataFrame:
     """One row per held-out figure: ``lab``, ``system``, ``metric_group``, ``factor_error`` (>= 1),
     ``in_band90`` (1 / 0 / NaN) and ``origin`` (``seed cv-group`` or ``corpus``)."""
-    from perfmodel.evidence import corpus
-    from perfmodel.evidence.recorded import load_benchmarks
-    from perfmodel.evidence.stored_runs import load_cv
-    from perfmodel.model import caveats
 
     systems = load_benchmarks().set_index("figure_id")["system"]
     seeds = load_cv("group")
@@ -128,9 +131,6 @@ def mechanism_labs() -> pd.DataFrame:
     """Per mechanism of :data:`MECHANISMS`: the ``labs`` whose recorded figures switch it on (their
     count, ``which``), the ``figures``, ``first_looked`` (of those labs, the ones first predicted
     after the mechanism existed: the first-look record) and ``single_lab``."""
-    from perfmodel.evidence.recorded import load_benchmarks
-    from perfmodel.inputs.catalog import default_catalog
-    from perfmodel.model.bands import load_first_look
 
     looked = set(load_first_look()["group"])
     figures = load_benchmarks()

@@ -32,6 +32,7 @@ from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.catalog import Catalog, default_catalog
 from perfmodel.inputs.consistency import CONSISTENCY_LEVELS
 from perfmodel.inputs.errors import DataError, Problem
+from perfmodel.inputs.systems import list_systems, load_system
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
 ROLES = ("measured", "summary", "claim")
@@ -359,8 +360,6 @@ def _parse_field(col: Column, text: str, catalog: Catalog, base: str = ".") -> t
             return None, f"must be true or false, got {text!r}"
         return low == "true", None
     if kind == "system":
-        from perfmodel.inputs.systems import list_systems, load_system
-
         if text in list_systems():
             return text, None
         if text.endswith((".yaml", ".yml")):

@@ -16,7 +16,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from perfmodel.evidence import lab_bands
 from perfmodel.inputs._data import data_dir
+from perfmodel.model import caveats
 
 __all__ = ["GROUPS", "PATH", "load", "markdown", "raised_guards", "table"]
 
@@ -37,8 +39,6 @@ def load(text: str | None = None) -> dict:
 def table() -> pd.DataFrame:
     """Per system and group: ``now`` (median of lab medians, held out), ``labs``, ``guard``,
     ``target``, ``met`` (now <= target) and ``first_look`` (the first look's median, NaN if none)."""
-    from perfmodel.evidence import lab_bands
-    from perfmodel.model import caveats
 
     spec = load()
     rec = lab_bands.system_record()

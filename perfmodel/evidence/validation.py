@@ -62,6 +62,7 @@ from perfmodel.evidence.compare import (
 from perfmodel.evidence.figure_plan import FigurePlan
 from perfmodel.evidence.recorded import calibration_benchmarks
 from perfmodel.inputs._data import data_dir
+from perfmodel.inputs.catalog import default_catalog
 from perfmodel.inputs.params import ParameterSet, fit_uncertainty, load_parameters
 from perfmodel.inputs.units import UNITS
 from perfmodel.run.execution import map_tasks
@@ -186,7 +187,6 @@ def derived_figures(table: pd.DataFrame, params: ParameterSet, catalog=None) -> 
     platform, device and network; a figure linked to a derived one by
     ``same_measurement`` is derived too (it carries the same number).
     """
-    from perfmodel.inputs.catalog import default_catalog
 
     catalog = catalog or default_catalog()
     sources: list[tuple[str, tuple[str, ...]]] = [

@@ -36,7 +36,6 @@ INTERFACES = ("nvme", "sata", "optane-nvme")
 LAYOUTS = ("single", "raid0", "jbod")
 
 
-
 @dataclass(frozen=True)
 class StorageSlot:
     """``count`` devices of catalog id ``device`` in a ``layout``."""

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfmodel.inputs.systems import list_systems, load_system
+
 
 @dataclass(frozen=True)
 class Knob:
@@ -404,8 +406,6 @@ def check_applies(knobs: dict[str, np.ndarray], specs, codes: np.ndarray) -> Non
         ok = np.array([bool(test(s)) for s in specs])[codes]
         bad = is_set(name, np.broadcast_to(values, np.shape(codes))) & ~ok
         if bad.any():
-            from perfmodel.inputs.systems import list_systems, load_system
-
             spec = specs[codes[int(np.argmax(bad))]]
             shipped = [n for n in list_systems() if test(load_system(n))]
             system = spec.id if spec.id in list_systems() and load_system(spec.id) == spec else spec.path

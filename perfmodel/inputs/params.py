@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from perfmodel.inputs._data import PARAMETERS_DIR
+from perfmodel.inputs.errors import read_text
 
 _HERE = PARAMETERS_DIR
 
@@ -174,7 +175,6 @@ def load_parameters(name_or_path: str | Path | ParameterSet | None = None) -> Pa
         if path.parent == _HERE:
             raise KeyError(f"unknown parameter set {text!r}; valid: {', '.join(list_parameter_sets())}")
         raise FileNotFoundError(f"parameter file not found: {path}")
-    from perfmodel.inputs.errors import read_text
 
     try:
         data = json.loads(read_text(path, "parameter file"))

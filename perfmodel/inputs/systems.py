@@ -121,6 +121,7 @@ import numpy as np
 from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.consistency import COMMON_LEVELS
 from perfmodel.inputs.errors import DataError, Problem, TextFileError, UnknownNameError, read_text
+from perfmodel.inputs.params import ParameterSet, ParamInfo
 
 THREADING = ("hashed", "pooled")
 SYNC_TARGETS = ("data", "log")
@@ -258,7 +259,6 @@ class SystemSpec:
     def with_parameters(self, params):
         """``params`` plus this spec's own parameters as ``name[id]`` entries it lacks (so a fit
         can free them: ``calibrate(free=["cpu_cycles_read[my-db]"])``)."""
-        from perfmodel.inputs.params import ParameterSet, ParamInfo
 
         values, info = dict(params.values), dict(params.info)
         for name, value in self.parameters.items():

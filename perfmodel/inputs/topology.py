@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from perfmodel.inputs.catalog import Network, Platform
+from perfmodel.inputs.catalog import Network, Platform, load_network
 from perfmodel.inputs.workload import Workload
 
 __all__ = ["Layout", "instance_options", "instance_slice", "layout", "max_instances"]
@@ -90,8 +90,6 @@ def instance_slice(platform: Platform, k: int, network: str | None = None) -> Pl
         return platform if net_id == platform.network else replace(platform, network=net_id)
     net = platform.known_networks.get(net_id)
     if net is None:
-        from perfmodel.inputs.catalog import load_network
-
         net = load_network(net_id)
     shared: Network = replace(net, id=f"{net.id}/{k}", name=f"{net.name}, 1/{k} of it",
                               bandwidth_bytes_s=net.bandwidth_bytes_s / k)  # fmt: skip

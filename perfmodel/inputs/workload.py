@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from perfmodel.inputs import knobs as settings
 from perfmodel.inputs.consistency import acks_required
+from perfmodel.inputs.errors import read_text
 from perfmodel.inputs.units import GIB
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
@@ -304,8 +306,6 @@ def load_workload_file(path: str) -> dict:
 
     import yaml
 
-    from perfmodel.inputs.errors import read_text
-
     text = read_text(path, "workload file")
     try:
         doc = yaml.safe_load(text)
@@ -326,7 +326,6 @@ def load_workload_file(path: str) -> dict:
             )
     if not isinstance(doc["system"], str) or not doc["system"]:
         raise ValueError(f"workload file {path}: 'system' must be a system id or a spec file path")
-    from perfmodel.inputs import knobs as settings
 
     knobs = dict(doc.get("knobs") or {})
     try:

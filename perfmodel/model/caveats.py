@@ -20,6 +20,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from perfmodel.inputs.units import UNITS
 from perfmodel.model import bands
 
 __all__ = ["THRESHOLD", "caveat", "record"]
@@ -33,7 +34,6 @@ GROUP_OF = {**bands.CLIENT_GROUPS, "latency_p999": "tail latency"}
 def metric_groups(metrics, units) -> list[str]:
     """Each corpus figure's metric group (every corpus figure is client-level): ``ratios`` for a
     figure given relative to a baseline, else :data:`GROUP_OF` (``device-level`` for the rest)."""
-    from perfmodel.inputs.units import UNITS
 
     return ["ratios" if UNITS[u].dimension in ("ratio", "pct_change") else GROUP_OF.get(m, "device-level")
             for m, u in zip(metrics, units, strict=True)]  # fmt: skip

@@ -48,6 +48,7 @@ from perfmodel.inputs.systems import HOOKS, SystemSpec, load_system
 from perfmodel.inputs.workload import Workload, check_nodes
 from perfmodel.mechanisms import bursts, placement, scaling, storage
 from perfmodel.mechanisms import cache as _cache
+from perfmodel.run import execution
 from perfmodel.solve.network import (
     STATIONS,
     Network,
@@ -1791,8 +1792,6 @@ def run(inp: Inputs, threads: int | None = None) -> pd.DataFrame:
     :mod:`perfmodel.run.execution`, which already spreads work over the cores).
     """
     import os
-
-    from perfmodel.run import execution
 
     if threads is None:
         threads = 1 if execution._IN_WORKER else len(os.sched_getaffinity(0))

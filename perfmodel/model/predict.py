@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from perfmodel.inputs import knobs as settings
-from perfmodel.inputs.params import ParameterSet
+from perfmodel.inputs.params import ParameterSet, parameter_draws, stack_parameters
 from perfmodel.inputs.systems import list_systems, load_system
 from perfmodel.inputs.workload import Workload
 from perfmodel.model import bands, caveats, chain
@@ -205,7 +205,6 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
     shipped calibrated set's (a refit does not remove the model's missing
     mechanisms).
     """
-    from perfmodel.inputs.params import parameter_draws
 
     if not 0 < interval < 1:
         raise ValueError(f"interval: must lie in (0, 1), got {interval}")
@@ -216,8 +215,6 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
     stored = bands.load_discrepancy(fit if isinstance(fit, str | Path) else None) or {}
     center = frame[list(BAND_COLUMNS)].to_numpy(float)
     if sets:  # every draw in one run of the model: the grid stacked draws x configurations
-        from perfmodel.inputs.params import stack_parameters
-
         base = chain.inputs(platform, workload, nodes=nodes, params=sets[0], system=system, knobs=knobs)
         stacked = chain.run(base.repeat(len(sets), stack_parameters(sets, base.size)))
         shape = (len(sets), base.size, len(BAND_COLUMNS))

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from perfmodel.inputs.catalog import list_platforms
 from perfmodel.inputs.consistency import COMMON_LEVELS
-from perfmodel.plan import studies
-from perfmodel.plan.sizing import TABLE_COLUMNS
+from perfmodel.inputs.systems import TOPOLOGIES, list_systems, load_system
+from perfmodel.plan import sizing_view, studies
+from perfmodel.plan.sizing import DEFAULT_PLATFORMS, TABLE_COLUMNS
 
 #: sizing-table columns the planner shows
 PLAN_COLUMNS = TABLE_COLUMNS
@@ -43,7 +45,6 @@ def platform_options(platforms, selected) -> list[str]:
     """The platform list's order: the selected platforms first (in their order), then the mission's
     platforms, then the rest of the catalog alphabetically -- so a selection is visible without
     scrolling."""
-    from perfmodel.plan.sizing import DEFAULT_PLATFORMS
 
     known = list(platforms)
     first = [p for p in selected if p in known] + [p for p in DEFAULT_PLATFORMS if p in known]
@@ -66,14 +67,12 @@ def applicable(values: dict) -> dict[str, bool]:
 
 def topology_of(system: str) -> str:
     """A system's deployment topology (its spec's ``topology``)."""
-    from perfmodel.inputs.systems import load_system
 
     return load_system(system).topology
 
 
 def topology_text(system: str) -> str:
     """The planner's line on how the chosen system is deployed."""
-    from perfmodel.inputs.systems import TOPOLOGIES
 
     topo = topology_of(system)
     return f"<small>deployed as <b>{topo}</b>: {TOPOLOGIES[topo]}</small>"
@@ -87,8 +86,6 @@ def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None)
     import base64
     import html
     import io
-
-    from perfmodel.plan import sizing_view
 
     lines = text.splitlines()
     request = lines[0].split(" (", 1)[0] if lines else ""
@@ -142,9 +139,6 @@ def run_plan(**values) -> tuple[pd.DataFrame, str]:
 def controls(**defaults) -> dict:
     """One widget per argument of :func:`run_plan`, set to ``defaults``."""
     import ipywidgets as w
-
-    from perfmodel.inputs.catalog import list_platforms
-    from perfmodel.inputs.systems import list_systems
 
     style = {"description_width": "130px"}
     layout = w.Layout(width="350px")
@@ -289,8 +283,6 @@ def planner(**defaults):
     import html
 
     import ipywidgets as w
-
-    from perfmodel.plan import sizing_view
 
     widgets = controls(**defaults)
     selected = w.HTML(layout=w.Layout(width="350px"))

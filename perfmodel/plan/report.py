@@ -18,7 +18,9 @@ from pathlib import Path
 import pandas as pd
 
 from perfmodel._version import __version__
+from perfmodel.evidence import corpus, validation
 from perfmodel.evidence import recorded as benchmarks
+from perfmodel.evidence import stored_runs as validation_runs
 from perfmodel.inputs import catalog
 from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.catalog import load_platform
@@ -130,8 +132,6 @@ def main_report(full: bool = False) -> None:
     print(sizing_view.table_text(sized, slo_p99_ms=slo))
     print()
     print(studies.sizing_conclusion(sized, target_ops_s=target, slo_p99_ms=slo))
-    from perfmodel.evidence import stored_runs as validation_runs
-    from perfmodel.evidence import validation
 
     params = load_parameters()
     print(f"\n(parameter set: {params.name})")
@@ -174,7 +174,6 @@ def main_report(full: bool = False) -> None:
 
 def _corpus_summary() -> None:
     """The public corpus, per system: zero-shot and leave-one-source-out factors (evidence.corpus)."""
-    from perfmodel.evidence import corpus
 
     try:
         table = corpus.load()

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from perfmodel.evidence import compare
+from perfmodel.evidence.figure_plan import figure_config, predict_figures
 from perfmodel.evidence.recorded import load_benchmarks
 from perfmodel.inputs._data import PARAMETERS_DIR
 from perfmodel.inputs.catalog import load_device, load_platform
@@ -39,6 +40,9 @@ from perfmodel.inputs.units import GIB, UNITS
 from perfmodel.inputs.workload import Workload
 from perfmodel.mechanisms.bursts import FLUSH_IO_BYTES, burst_profile
 from perfmodel.model.predict import grid, predict
+from perfmodel.plan import sizing_view
+from perfmodel.plan.sizing import size
+from perfmodel.plan.sizing_view import band_text, binding_text, deploy_cell
 
 
 def figures_vs_model(
@@ -66,7 +70,6 @@ def figures_vs_model(
     the ratio scale (percent changes compared as ``1 + p/100``), and
     ``reason`` (why the model has no prediction; empty when it has one).
     """
-    from perfmodel.evidence.figure_plan import predict_figures
 
     ids = [source_id] if isinstance(source_id, str) else list(source_id)
     data = load_benchmarks() if benchmarks is None else benchmarks
@@ -169,8 +172,6 @@ def config_sweep(
     """
     from dataclasses import fields as dc_fields
     from dataclasses import replace
-
-    from perfmodel.evidence.figure_plan import figure_config
 
     data = load_benchmarks() if benchmarks is None else benchmarks
     match = data[data["figure_id"] == figure_id]
@@ -283,7 +284,6 @@ def size_workload(
     ``replication_factor`` [count], ``failure_tolerance`` [nodes that may be
     down]. Returns the sizing table (one row per platform x SMT mode).
     """
-    from perfmodel.plan.sizing import size
 
     operation = "read" if read_fraction == 1 else "write" if read_fraction == 0 else "mixed"
     w = Workload(
@@ -361,7 +361,6 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
     platform its best SMT mode, the node count and range, what sets it (what goes wrong with one
     node fewer, :func:`perfmodel.plan.sizing_view.binding_text`), the p99 and its band; then the answer,
     naming any tie and how it was broken."""
-    from perfmodel.plan.sizing_view import band_text, binding_text, deploy_cell
 
     best = best_per_platform(table)
     level = table.attrs.get("interval", 0.9)
@@ -454,6 +453,5 @@ def plot_sizing(table: pd.DataFrame, *, slo_p99_ms: float | None = None, axes=No
     """Nodes needed and predicted p99 per platform and SMT mode:
     :func:`perfmodel.plan.sizing_view.plot_sizing`
     (fixed colours per SMT mode, p99 on a log axis with band and SLO, infeasible rows in words)."""
-    from perfmodel.plan import sizing_view
 
     return sizing_view.plot_sizing(table, slo_p99_ms=slo_p99_ms, axes=axes, width_in=width_in)

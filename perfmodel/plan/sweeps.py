@@ -34,7 +34,9 @@ import pandas as pd
 from perfmodel.inputs.catalog import Platform, load_platform
 from perfmodel.inputs.params import load_parameters
 from perfmodel.inputs.workload import Workload
+from perfmodel.model.predict import predict
 from perfmodel.run.execution import Interrupted, chunk_slices, map_tasks
+from perfmodel.sim.run import simulate
 
 METHODS = ("predict", "simulate")
 #: configurations per predict task [count]: ~0.1 s of vectorised predict, far above the
@@ -105,7 +107,6 @@ def _take(flat: dict, where: slice) -> dict:
 
 def _predict_chunk(task: dict) -> pd.DataFrame:
     """One task: a vectorised ``predict`` over a chunk of the grid."""
-    from perfmodel.model.predict import predict
 
     inputs = dict(task["inputs"])
     platform, nodes, system = inputs.pop("platform"), inputs.pop("nodes"), inputs.pop("system")
@@ -267,7 +268,6 @@ def _predict(flat, n, workload, params, chunk_size, run):
 
 
 def _simulate(flat, workload, params, options, run):
-    from perfmodel.sim.run import simulate
 
     inputs = dict(flat)
     platform, nodes, system = inputs.pop("platform"), inputs.pop("nodes"), inputs.pop("system")

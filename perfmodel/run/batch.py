@@ -61,6 +61,8 @@ from typing import Any
 import yaml
 
 from perfmodel.inputs._data import PACKAGE_DIR
+from perfmodel.inputs.errors import InputError, read_text
+from perfmodel.run.execution import Interrupted, map_tasks
 
 #: the file a run writes last; its presence means the run completed
 MARKER = "_run.json"
@@ -125,7 +127,6 @@ def load_grid(path: str | Path) -> dict:
     Raises :class:`GridError` naming the file for anything malformed.
     """
     path = Path(path)
-    from perfmodel.inputs.errors import InputError, read_text
 
     try:
         doc = yaml.load(read_text(path, "grid file"), Loader=_Loader)  # noqa: S506
@@ -675,7 +676,6 @@ def run_batch(
             records[i] = _reused(job)
         else:
             todo.append(i)
-    from perfmodel.run.execution import Interrupted, map_tasks
 
     interrupted = None
     try:

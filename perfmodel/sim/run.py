@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from perfmodel.model.predict import OUTPUT_COLUMNS
+from perfmodel.model import bands, chain
+from perfmodel.model.predict import BAND_COLUMNS, OUTPUT_COLUMNS
 from perfmodel.run.execution import Interrupted, map_tasks, task_rng
 from perfmodel.sim.config import SimConfig, config_from_model
+from perfmodel.sim.distributions import FAMILIES
 from perfmodel.sim.engine import run_simpy
 from perfmodel.sim.fast import run_fast
 from perfmodel.sim.results import records_frame, replication_metrics, spread_warning, t_interval
@@ -179,7 +181,6 @@ def _check_settings(seed, level, engine, *, interval=None, family="gamma") -> No
             raise ValueError(f"{name}: must be a number in (0, 1), got {value!r}")
     if engine not in ENGINES:
         raise ValueError(f"engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
-    from perfmodel.sim.distributions import FAMILIES
 
     if family not in FAMILIES:
         raise ValueError(f"family: must be one of {', '.join(FAMILIES)}, got {family!r}")
@@ -430,7 +431,6 @@ def simulate(
         predict's (``saturated`` True, latencies ``inf``) with
         ``replications`` 0. ``.records`` are the requests (times in s).
     """
-    from perfmodel.model import chain
 
     _check_run_length(DEFAULT_REQUESTS if requests is None else requests, warmup, replications)
     _check_settings(seed, level, engine, interval=interval, family=family)
@@ -508,8 +508,6 @@ def _add_order_note(summary: pd.DataFrame, wait_scv) -> None:
 
 def _add_prediction_bands(summary: pd.DataFrame, interval: float, level: float, params) -> None:
     """``_lower`` / ``_upper`` of predict's band columns: simulation error plus model discrepancy."""
-    from perfmodel.model import bands
-    from perfmodel.model.predict import BAND_COLUMNS
 
     z_ci = bands.z_score(level)
     stored = bands.load_discrepancy(params if isinstance(params, str) else None) or {}
