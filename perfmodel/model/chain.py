@@ -51,8 +51,8 @@ from perfmodel.mechanisms import cache as _cache
 from perfmodel.run import execution
 from perfmodel.solve.network import (
     STATIONS,
-    Network,
     Solution,
+    StationNetwork,
     class_moments,
     deterministic_part,
     gamma_ppf,
@@ -1382,7 +1382,7 @@ class NodeModel:
     so it simulates exactly the system :func:`solve` solves analytically.
     """
 
-    net: Network
+    net: StationNetwork
     inputs: Inputs
     cpu: Cpu
     cache: Cache
@@ -1421,7 +1421,7 @@ def _cpu_scv(knobs: dict) -> np.ndarray:
     return STATEMENT_CPU_SCV / k + settings.fill(knobs["statements_scv"], 0.0).astype(float)
 
 
-def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so: ScaleOut) -> Network:
+def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so: ScaleOut) -> StationNetwork:
     """The stations of :data:`perfmodel.solve.network.STATIONS`: demands, servers, multiplicity, visits.
 
     A forwarded request (``so.forwarded`` of them) costs its coordinator
@@ -1485,7 +1485,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         imbalance[:, IX[name]] = so.node_imbalance
     imbalance[:, IX["device"]] = so.device_imbalance
     b = dev.bursts
-    return Network(
+    return StationNetwork(
         d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["write_shards"], cfg["acks"],
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         flush_queue_share=b.queue_share, burst_read_cap=b.read_cap,

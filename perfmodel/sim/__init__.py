@@ -11,7 +11,7 @@ Modules
 distributions  service times by mean and SCV (deterministic, exponential,
                gamma, lognormal, empirical), with analytic moments
 config         :class:`SimConfig`: one configuration as plain numbers, from a
-               ``NodeModel`` row or a hand-built ``Network``
+               ``NodeModel`` row or a hand-built ``StationNetwork``
 engine         the SimPy engine (closed / open clients, FCFS c-server stations,
                replication with a consistency-level wait, explicit flushes)
 fast           the compiled Kiefer-Wolfowitz / Lindley recursion for open tandems

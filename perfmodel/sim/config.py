@@ -3,7 +3,7 @@
 :func:`config_from_model` takes row ``i`` of a :class:`perfmodel.model.predict.NodeModel`
 (the unsolved network :func:`perfmodel.predict` solves) so that the simulator
 runs exactly the system the analytic model describes; :func:`config_from_network`
-does the same for a hand-built :class:`perfmodel.solve.network.Network` (tests, studies).
+does the same for a hand-built :class:`perfmodel.solve.network.StationNetwork` (tests, studies).
 
 Semantics (see :mod:`perfmodel.solve.network`): a read visits every station with
 ``d_read > 0`` in :data:`perfmodel.solve.network.STATIONS` order; a write runs on
@@ -25,7 +25,7 @@ import numpy as np
 
 from perfmodel.mechanisms import bursts
 from perfmodel.sim.distributions import Distribution, from_moments
-from perfmodel.solve.network import STATIONS, Network, background_jobs
+from perfmodel.solve.network import STATIONS, StationNetwork, background_jobs
 
 
 @dataclass(frozen=True)
@@ -308,7 +308,7 @@ class SimConfig:
 
 
 def config_from_network(
-    net: Network,
+    net: StationNetwork,
     i: int = 0,
     *,
     arrival_rate: float | None = None,

@@ -48,7 +48,7 @@ STATIONS = ("network", "cpu", "device", "wal", "log", "client_link", "fixed")
 
 
 @dataclass
-class Network:
+class StationNetwork:
     """Per-configuration station data; arrays of shape (M, K) or (M,).
 
     ``d_read`` / ``d_write`` [s]: service demand at each station of one read /
@@ -166,7 +166,7 @@ class Network:
         return np.asarray(self.burst_reach, dtype=float) * self.flush_queue_share
 
 
-def background_jobs(net: Network) -> np.ndarray:
+def background_jobs(net: StationNetwork) -> np.ndarray:
     """Mean work of the background job each write replica leaves at each station [s] (M, K):
     ``load_write - destage - flush`` (a write that does not visit a station leaves its destage
     there as such a job too), 0 where that is rounding noise (below 1e-9 of ``load_write``)."""
@@ -175,7 +175,7 @@ def background_jobs(net: Network) -> np.ndarray:
     return np.where(own > 1e-9 * net.load_write, own, 0.0)
 
 
-def job_mix(net: Network):
+def job_mix(net: StationNetwork):
     """The jobs each station serves, per request: ``(jobs, mean, scv)``, each (M, K).
 
     Three kinds of job share a station's FCFS queue: reads' visits (``f v_read`` of
@@ -214,12 +214,12 @@ def job_mix(net: Network):
     return np.where(some, jobs, 0.0), mean, scv
 
 
-def service_scv(net: Network) -> np.ndarray:
+def service_scv(net: StationNetwork) -> np.ndarray:
     """SCV of one job's service at each station over the job mix [-] (M, K): :func:`job_mix`."""
     return job_mix(net)[2]
 
 
-def waiting_scv(net: Network) -> np.ndarray:
+def waiting_scv(net: StationNetwork) -> np.ndarray:
     """The service SCV the solvers' waits use [-] (M, K): the job mix's (:func:`service_scv`)
     up to 1. Below 1 a waiting request meets a shorter residual than an exponential's (fixed
     statement times: Pollaczek-Khinchine's (1 + c^2) / 2); above it -- reads and writes of very
@@ -242,7 +242,7 @@ class Solution:
     saturated: np.ndarray
     iterations: int
     wait_probability_write: np.ndarray | None = None  # per write replica (M, K)
-    #: memtable back-pressure where its shape is known (``Network.stall_share``): mean
+    #: memtable back-pressure where its shape is known (``StationNetwork.stall_share``): mean
     #: stall per write [s] (M,), *not* in ``r_write`` / ``w_write``, and the share of
     #: writes that stall [-] (M,); each stalled write waits write_stall / probability
     write_stall: np.ndarray | None = None
@@ -270,7 +270,7 @@ def ack_factors(copies, acks):
     return mean[inverse].reshape(n.shape), var[inverse].reshape(n.shape)
 
 
-def _split(net: Network):
+def _split(net: StationNetwork):
     delay = np.isinf(net.servers)
     c = np.where(delay, 1.0, net.servers)
     return delay, c
@@ -308,7 +308,7 @@ class _Stations:
     base: np.ndarray  # think time plus the requests' demands [s] (M,)
 
 
-def _queueing_columns(net: Network) -> tuple[np.ndarray, np.ndarray]:
+def _queueing_columns(net: StationNetwork) -> tuple[np.ndarray, np.ndarray]:
     """The stations that queue (``qc``) and the delay stations' mask (a delay in every configuration)."""
     is_delay = np.isinf(net.servers)
     delay_col = is_delay.all(0)
@@ -320,7 +320,7 @@ def _queueing_columns(net: Network) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(used & ~delay_col), delay_col
 
 
-def _stations(net: Network, n, z) -> _Stations:
+def _stations(net: StationNetwork, n, z) -> _Stations:
     """Each station's demands, busy shares and wait weights (comments: the AMVA's equations)."""
     qc, delay_col = _queueing_columns(net)
     f = net.read_fraction
@@ -461,7 +461,7 @@ class _Waits:
     write_stall_p: np.ndarray  # share of writes that stall [-] (M,)
 
 
-def _waits(net: Network, st: _Stations, terms, n, x, x_cap, x_term) -> _Waits:
+def _waits(net: StationNetwork, st: _Stations, terms, n, x, x_cap, x_term) -> _Waits:
     """Waits at the solved throughput, with the correction, stall and surge that keep Little's law."""
     size = len(x)
     busy = x[:, None] * st.a_sig  # arrival-instant busy share per instance
@@ -529,7 +529,7 @@ def _wait_probabilities(st: _Stations, w: _Waits, util_seen):
     return np.minimum(st.vr_k, 1.0) * p_visit, np.minimum(st.vw_k, 1.0) * p_visit
 
 
-def solve_closed(net: Network, population, think_time, *, tol=1e-10, max_iter=200) -> Solution:
+def solve_closed(net: StationNetwork, population, think_time, *, tol=1e-10, max_iter=200) -> Solution:
     """Schweitzer AMVA with Seidmann multi-servers, vectorised over configurations.
 
     R_k = D_k / c_k (1 + A_k) + D_k (c_k - 1) / c_k = D_k + D_k / c_k A_k with the
@@ -662,7 +662,7 @@ def finite_population_wait_var(per_server, found, found_var, visits, scv=1.0, ah
     return per_server**2 / v * (scv * found + found_var) + w * w * (1.0 / v - 1.0)
 
 
-def solve_open(net: Network, arrival_rate) -> Solution:
+def solve_open(net: StationNetwork, arrival_rate) -> Solution:
     """M/M/c stations at the offered load; saturated configurations flagged.
 
     ``throughput`` is the offered rate, or where a station would run at utilisation
@@ -725,7 +725,7 @@ def solve_open(net: Network, arrival_rate) -> Solution:
     )
 
 
-def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
+def class_moments(net: StationNetwork, sol: Solution, extra_read=0.0, extra_write=0.0):
     """Mean [s] and variance [s^2] of read and write end-to-end times.
 
     Per station: W is 0 w.p. 1 - P, else exponential (mean w / P), its variance capped in a
@@ -766,7 +766,7 @@ def class_moments(net: Network, sol: Solution, extra_read=0.0, extra_write=0.0):
     return mean_r + extra_read, var_r, mean_w + extra_write, var_w
 
 
-def deterministic_part(net: Network, sol: Solution):
+def deterministic_part(net: StationNetwork, sol: Solution):
     """Latency every read / write pays with no variability [s]: stations with SCV 0.
 
     Wire and kernel latencies, transfers and fixed I/O-path costs shift a class's

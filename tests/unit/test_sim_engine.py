@@ -23,7 +23,7 @@ from perfmodel.queueing import (
     mmc_response_time_quantile,
 )
 from perfmodel.sim import SimConfig, config_from_network, lindley, simulate_config
-from perfmodel.solve.network import STATIONS, Network
+from perfmodel.solve.network import STATIONS, StationNetwork
 
 REPS = 10
 
@@ -99,7 +99,7 @@ def tandem(arrival_rate):
     d_read[[cpu, dev, fixed]] = 1.0, 2.0, 0.5
     d_write[[cpu, dev, fixed]] = 0.5, 4.0, 0.5
     servers[dev], servers[fixed], mult[cpu], scv[dev], scv[fixed] = 3, np.inf, 4, 0.5, 0.0
-    net = Network(
+    net = StationNetwork(
         d_read[None],
         d_write[None],
         servers[None],
@@ -155,7 +155,7 @@ def test_auto_engine_picks_the_fast_path_for_an_open_tandem_only():
 def _tandem_net():
     cfg = tandem(1.0)
     arr = lambda v: np.array([v], dtype=float)  # noqa: E731
-    return Network(
+    return StationNetwork(
         arr(cfg.d_read),
         arr(cfg.d_write),
         arr(cfg.servers),
@@ -182,7 +182,7 @@ def test_closed_product_form_network_against_exact_mva():
     servers[cpu], servers[fixed] = 4, np.inf
     scv = np.ones(k)
     scv[fixed] = 0.0
-    net = Network(
+    net = StationNetwork(
         d[None],
         np.zeros((1, k)),
         servers[None],
@@ -211,7 +211,7 @@ def test_write_completes_at_the_kth_replica():
     d[fixed] = 1.0
     servers = np.ones(k)
     servers[fixed] = np.inf
-    net = Network(
+    net = StationNetwork(
         np.zeros((1, k)),
         d[None],
         servers[None],
@@ -242,7 +242,7 @@ def test_flushes_load_the_device_as_the_analytic_background_demand():
     mult = np.ones(k, dtype=int)
     mult[[cpu, dev]] = 2  # two nodes: one shard and one device each
     base = config_from_network(
-        Network(
+        StationNetwork(
             d_r[None],
             d_w[None],
             servers[None],

@@ -8,7 +8,7 @@ import pytest
 from perfmodel.queueing import closed_network, mm1_response_time_quantile, mmc_response_time
 from perfmodel.solve.network import (
     STATIONS,
-    Network,
+    StationNetwork,
     ack_factors,
     background_jobs,
     class_moments,
@@ -35,7 +35,7 @@ def network(d_cpu, c_cpu=1, d_dev=0.0, c_dev=1, delay=0.0, mult_cpu=1, f=1.0, co
     scv = np.ones((size, K))
     scv[:, FIXED] = 0.0
     full = np.full(size, 1.0)
-    return Network(d, d.copy(), servers, mult, scv, full * f, full * copies, full * acks)
+    return StationNetwork(d, d.copy(), servers, mult, scv, full * f, full * copies, full * acks)
 
 
 def test_open_mm1_mean_and_quantiles_are_exact():
@@ -298,7 +298,7 @@ def test_a_stalled_write_waits_for_the_customers_ahead_even_without_io_there():
     net = network(1e-4, c_cpu=4, f=0.5)
     load = np.zeros_like(net.d_write)
     load[:, DEVICE] = 2e-4
-    net = Network(net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction,
+    net = StationNetwork(net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction,
                   net.copies, net.acks, load_write=load)  # fmt: skip
     sol = solve_closed(net, np.array([64.0]), np.array([0.0]))
     assert sol.w_write[0, DEVICE] > 0.01  # the stall
@@ -373,7 +373,8 @@ def test_the_waits_see_the_visit_mix_not_each_class():
     servers = np.ones((1, K))
     servers[:, FIXED] = np.inf
     scv = np.zeros((1, K))
-    net = Network(d, dwr, servers, np.ones((1, K)), scv, np.array([0.5]), np.array([1.0]), np.array([1.0]))
+    one = np.array([1.0])
+    net = StationNetwork(d, dwr, servers, np.ones((1, K)), scv, np.array([0.5]), one, one)
     assert service_scv(net)[0, CPU] == pytest.approx(0.64, rel=1e-12)
     rho = lam * 0.5 * (dr + dw)
     second = 0.5 * (dr**2 + dw**2)
@@ -390,7 +391,7 @@ def test_a_mix_more_variable_than_exponential_keeps_the_exponential_wait():
     d[:, CPU], dwr[:, CPU] = 10e-6, 1e-3
     servers = np.ones((1, K))
     servers[:, FIXED] = np.inf
-    net = Network(d, dwr, servers, np.ones((1, K)), np.ones((1, K)), np.array([0.9]), np.array([1.0]),
+    net = StationNetwork(d, dwr, servers, np.ones((1, K)), np.ones((1, K)), np.array([0.9]), np.array([1.0]),
                   np.array([1.0]))  # fmt: skip
     assert service_scv(net)[0, CPU] > 5 and waiting_scv(net)[0, CPU] == 1.0
     lam = 500.0
@@ -404,7 +405,7 @@ def test_a_nan_service_scv_is_refused():
     net = network(1e-3)
     net.scv[0, CPU] = np.nan
     with pytest.raises(ValueError, match="scv"):
-        Network(
+        StationNetwork(
             net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction, net.copies, net.acks
         )
 
@@ -439,7 +440,8 @@ def test_the_cut_touches_only_a_saturated_bottleneck_where_requests_wait():
     scv = np.zeros((1, K))
     scv[:, DEVICE] = 1.0
     args = (d, dwr, servers, np.ones((1, K)))
-    mk = lambda sc: Network(*args, sc, np.array([0.5]), np.array([1.0]), np.array([1.0]), load_write=load)  # noqa: E731
+    one = np.array([1.0])
+    mk = lambda sc: StationNetwork(*args, sc, np.array([0.5]), one, one, load_write=load)  # noqa: E731
     det = solve_closed(mk(scv), np.array([16.0]), np.array([0.0]))
     exp_scv = scv.copy()
     exp_scv[:, CPU] = 1.0
@@ -461,7 +463,7 @@ def test_a_closed_loop_at_light_load_waits_the_visit_mixes_residual():
     servers[:, FIXED] = np.inf
 
     def mk(sc):
-        return Network(
+        return StationNetwork(
             d, dwr, servers, np.ones((1, K)), sc, np.array([0.5]), np.array([1.0]), np.array([1.0])
         )
 
@@ -473,9 +475,10 @@ def test_a_closed_loop_at_light_load_waits_the_visit_mixes_residual():
 
 def _behind_background(s, b, f, scv, *, destage=0.0):
     row = lambda *v: np.array([v], dtype=float)  # noqa: E731
-    return Network(d_read=row(0.0, s), d_write=row(1e-3, 0.0), servers=row(np.inf, 1.0), mult=row(1, 1),
-                   scv=row(0.0, scv), read_fraction=np.array([f]), copies=np.array([1]), acks=np.array([1]),
-                   load_write=row(0.0, b + destage), destage=row(0.0, destage))  # fmt: skip
+    return StationNetwork(d_read=row(0.0, s), d_write=row(1e-3, 0.0), servers=row(np.inf, 1.0),
+                          mult=row(1, 1), scv=row(0.0, scv), read_fraction=np.array([f]),
+                          copies=np.array([1]), acks=np.array([1]), load_write=row(0.0, b + destage),
+                          destage=row(0.0, destage))  # fmt: skip
 
 
 @pytest.mark.parametrize("scv", [0.0, 0.5])
@@ -502,7 +505,7 @@ def test_a_writes_destage_lengthens_its_own_job_not_a_job_of_its_own(scv):
     not two jobs: the M/G/1 wait of reads and such writes is Pollaczek-Khinchine's over them."""
     s_r, s_w, e, f, rate = 200e-6, 100e-6, 300e-6, 0.5, 2000.0
     row = lambda *v: np.array([v], dtype=float)  # noqa: E731
-    net = Network(d_read=row(s_r), d_write=row(s_w), servers=row(1.0), mult=row(1), scv=row(scv),
+    net = StationNetwork(d_read=row(s_r), d_write=row(s_w), servers=row(1.0), mult=row(1), scv=row(scv),
                   read_fraction=np.array([f]), copies=np.array([1]), acks=np.array([1]),
                   load_write=row(e), destage=row(e))  # fmt: skip
     jobs, mean, mix = job_mix(net)
@@ -523,7 +526,7 @@ def test_a_destage_where_the_write_does_not_visit_is_a_background_job():
     jobs, mean, _ = job_mix(net)
     assert jobs[0, 1] == pytest.approx(0.6 + 0.4) and mean[0, 1] == pytest.approx(0.6 * 200e-6 + 0.4 * 300e-6)
     one = np.ones((1, 1))
-    noise = Network(one, one, one, one, one, np.array([0.5]), np.array([1]), np.array([1]),
+    noise = StationNetwork(one, one, one, one, one, np.array([0.5]), np.array([1]), np.array([1]),
                     load_write=one * (1e-4 + 2e-4), destage=one * 2e-4, flush=one * 1e-4)  # fmt: skip
     assert background_jobs(noise)[0, 0] == 0.0 and job_mix(noise)[0][0, 0] == pytest.approx(1.0)
 
@@ -535,8 +538,8 @@ def test_one_client_still_waits_behind_background_jobs_and_only_at_a_drive():
     net = _behind_background(200e-6, 400e-6, 0.6, 1.0)
     one = solve_closed(net, np.array([1.0]), np.array([0.0]))
     assert one.w_read[0, 1] > 0
-    shared = Network(net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction, net.copies,
-                     net.acks, load_write=net.load_write, fcfs=False)  # fmt: skip
+    shared = StationNetwork(net.d_read, net.d_write, net.servers, net.mult, net.scv, net.read_fraction,
+                            net.copies, net.acks, load_write=net.load_write, fcfs=False)  # fmt: skip
     for n in (1.0, 8.0):
         fifo = solve_closed(net, np.array([n]), np.array([0.0]))
         ps = solve_closed(shared, np.array([n]), np.array([0.0]))
@@ -556,8 +559,8 @@ def test_the_simulator_gets_the_background_work_as_the_solvers_count_it():
         lw[0, DEVICE], ds[0, DEVICE], fl[0, DEVICE] = load, destage, flush
         servers = np.ones((1, K))
         servers[0, FIXED] = np.inf
-        return Network(d_read, d_w, servers, np.ones((1, K)), np.ones((1, K)), np.array([0.5]), np.array([1]),
-                       np.array([1]), load_write=lw, destage=ds, flush=fl)  # fmt: skip
+        return StationNetwork(d_read, d_w, servers, np.ones((1, K)), np.ones((1, K)), np.array([0.5]),
+                              np.array([1]), np.array([1]), load_write=lw, destage=ds, flush=fl)  # fmt: skip
 
     cfg = config_from_network(net_with(4e-4), population=4)  # the write never visits the device
     assert cfg.background[DEVICE] == pytest.approx(4e-4) and not cfg.destage
@@ -568,7 +571,7 @@ def test_the_simulator_gets_the_background_work_as_the_solvers_count_it():
 def test_destage_beyond_the_background_work_is_refused():
     one = np.ones((1, 1))
     with pytest.raises(ValueError, match="destage"):
-        Network(one, one, one, one, one, np.array([0.5]), np.array([1]), np.array([1]),
+        StationNetwork(one, one, one, one, one, np.array([0.5]), np.array([1]), np.array([1]),
                 load_write=one * 1e-4, destage=one * 2e-4)  # fmt: skip
 
 
@@ -579,7 +582,7 @@ def test_flush_bursts_load_the_station_but_are_no_jobs_in_the_wait():
     s, b, f = 200e-6, 400e-6, 0.6
     base = _behind_background(s, 0.0, f, 1.0)
     load = np.array([[0.0, b]])
-    flushed = Network(base.d_read, base.d_write, base.servers, base.mult, base.scv, base.read_fraction,
+    flushed = StationNetwork(base.d_read, base.d_write, base.servers, base.mult, base.scv, base.read_fraction,
                       base.copies, base.acks, load_write=load, flush=load)  # fmt: skip
     jobs, mean, _ = job_mix(flushed)
     assert jobs[0, 1] == pytest.approx(f) and mean[0, 1] == pytest.approx(s)  # the reads alone

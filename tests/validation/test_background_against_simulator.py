@@ -62,7 +62,7 @@ def _reads_behind_background(population):
     """Reads (0.2 ms at the device, then 1 ms elsewhere) and writes (1 ms elsewhere), each write
     leaving a 0.4 ms background job on the device; ``population`` clients, no think time."""
     from perfmodel.sim import config_from_network
-    from perfmodel.solve.network import Network, solve_closed
+    from perfmodel.solve.network import StationNetwork, solve_closed
 
     k = len(STATIONS)
     fixed = STATIONS.index("fixed")
@@ -70,7 +70,7 @@ def _reads_behind_background(population):
     d_read[0, DEV], d_read[0, fixed], d_write[0, fixed], load[0, DEV] = 200e-6, 1e-3, 1e-3, 400e-6
     servers, scv = np.ones((1, k)), np.ones((1, k))
     servers[0, fixed], scv[0, fixed] = np.inf, 0.0
-    net = Network(d_read, d_write, servers, np.ones((1, k)), scv, np.array([0.6]), np.array([1]),
+    net = StationNetwork(d_read, d_write, servers, np.ones((1, k)), scv, np.array([0.6]), np.array([1]),
                   np.array([1]), load_write=load)  # fmt: skip
     sol = solve_closed(net, np.array([float(population)]), np.array([0.0]))
     cfg = config_from_network(net, population=population)
