@@ -308,24 +308,28 @@ def install(fits: dict[str, dict[str, float]], path: Path | None = None) -> Path
 
 
 def save(table: pd.DataFrame, path: Path | None = None) -> Path:
-    """Store a :func:`run` (its table, the fitted values and the inputs' fingerprint) as JSON."""
+    """Store a :func:`run` table: its columns once, then one JSON array per figure on its own line
+    (a rerun's diff is the figures that moved), floats to 10 significant digits."""
     path = RUN_PATH if path is None else Path(path)
-    doc = {
-        "fingerprint": fingerprint(),
-        "fits": table.attrs.get("fits", {}),
-        # plain records: Python's json keeps inf (a saturated prediction) and NaN, pandas' would write null
-        "rows": [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
-                 for row in table.to_dict("records")],
-    }  # fmt: skip
-    path.write_text(json.dumps(doc, indent=0) + "\n", encoding="utf-8")
+    head = json.dumps({"fingerprint": fingerprint(), "fits": table.attrs.get("fits", {}),
+                       "columns": list(table.columns)}, indent=1)  # fmt: skip
+    # plain values: Python's json keeps inf (a saturated prediction) and NaN, pandas' would write null
+    rows = [json.dumps([_plain(v) for v in row]) for row in table.itertuples(index=False)]
+    path.write_text(head[:-2] + ',\n "rows": [\n' + ",\n".join(rows) + "\n ]\n}\n", encoding="utf-8")
     return path
+
+
+def _plain(value):
+    """A stored cell: Python scalars, floats rounded to 10 significant digits."""
+    value = value.item() if hasattr(value, "item") else value
+    return float(f"{value:.10g}") if isinstance(value, float) else value
 
 
 def load(path: Path | None = None) -> pd.DataFrame:
     """The stored :func:`run` (``attrs['fits']`` the fitted values)."""
     path = RUN_PATH if path is None else Path(path)
     doc = json.loads(path.read_text(encoding="utf-8"))
-    table = pd.DataFrame(doc["rows"])
+    table = pd.DataFrame(doc["rows"], columns=doc["columns"])
     for col in table.columns:
         if col.endswith("factor") or col in ("zero_shot", "loso", "in_sample", "value", "loso_in_band90"):
             table[col] = table[col].astype(float)
