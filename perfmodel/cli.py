@@ -527,21 +527,53 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"perfmodel {perfmodel.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (_add_catalog_verbs, _add_data, _add_predict, _add_simulate, _add_calibrate, _add_validate,
+                _add_first_look, _add_size, _add_notebooks, _add_report):  # fmt: skip
+        add(sub)
+    return parser
 
-    def with_format(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("--format", choices=FORMATS, default="table", help="output format")
-        return p
 
-    with_format(sub.add_parser("platforms", help="list the hardware catalog's platforms")).set_defaults(
+def _with_format(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format")
+    return p
+
+
+def _with_model_inputs(p: argparse.ArgumentParser) -> None:
+    """The workload file, platforms, parameter set and knob overrides of ``predict`` and ``simulate``."""
+    p.add_argument("workload", help="workload YAML (see data/workloads/)")
+    p.add_argument(
+        "--platform",
+        action="append",
+        required=True,
+        help="catalog platform id or platform YAML; repeat for several",
+    )
+    p.add_argument(
+        "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KNOB=VALUE",
+        help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
+    )
+
+
+def _add_catalog_verbs(sub) -> None:
+    """``platforms``, ``devices``, ``networks``: the hardware catalog."""
+    _with_format(sub.add_parser("platforms", help="list the hardware catalog's platforms")).set_defaults(
         func=_cmd_platforms
     )
-    with_format(sub.add_parser("devices", help="list the catalog's storage devices")).set_defaults(
+    _with_format(sub.add_parser("devices", help="list the catalog's storage devices")).set_defaults(
         func=_cmd_devices
     )
-    with_format(sub.add_parser("networks", help="list the catalog's networks")).set_defaults(
+    _with_format(sub.add_parser("networks", help="list the catalog's networks")).set_defaults(
         func=_cmd_networks
     )
-    data = with_format(
+
+
+def _add_data(sub) -> None:
+    """``data``: the recorded benchmark figures."""
+    data = _with_format(
         sub.add_parser("data", help="summarise recorded benchmark figures by source and metric")
     )
     data.add_argument(
@@ -556,52 +588,30 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--list", action="store_true", help="list every figure instead")
     with_catalog(data)
     data.set_defaults(func=_cmd_data)
-    pred = with_format(
+
+
+def _add_predict(sub) -> None:
+    """``predict``: the model on a workload file."""
+    pred = _with_format(
         sub.add_parser(
             "predict", help="predict throughput, latency percentiles and bottleneck for a workload file"
         )
     )
-    pred.add_argument("workload", help="workload YAML (see data/workloads/)")
-    pred.add_argument(
-        "--platform",
-        action="append",
-        required=True,
-        help="catalog platform id or platform YAML; repeat for several",
-    )
-    pred.add_argument(
-        "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
-    )
-    pred.add_argument(
-        "--set",
-        action="append",
-        metavar="KNOB=VALUE",
-        help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
-    )
+    _with_model_inputs(pred)
     with_execution(pred)
     with_catalog(pred)
     pred.set_defaults(func=_cmd_predict)
-    simv = with_format(
+
+
+def _add_simulate(sub) -> None:
+    """``simulate``: predict's columns by discrete events."""
+    simv = _with_format(
         sub.add_parser(
             "simulate",
             help="simulate a workload file by discrete events (predict's columns with confidence intervals)",
         )
     )
-    simv.add_argument("workload", help="workload YAML (see data/workloads/)")
-    simv.add_argument(
-        "--platform",
-        action="append",
-        required=True,
-        help="catalog platform id or platform YAML; repeat for several",
-    )
-    simv.add_argument(
-        "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
-    )
-    simv.add_argument(
-        "--set",
-        action="append",
-        metavar="KNOB=VALUE",
-        help="override a knob, e.g. --set threads_per_core=4 (repeatable)",
-    )
+    _with_model_inputs(simv)
     simv.add_argument(
         "--requests",
         type=int,
@@ -618,6 +628,10 @@ def build_parser() -> argparse.ArgumentParser:
     with_execution(simv)
     with_catalog(simv)
     simv.set_defaults(func=_cmd_simulate)
+
+
+def _add_calibrate(sub) -> None:
+    """``calibrate``: fit the parameters to figures."""
     cal = sub.add_parser("calibrate", help="fit the model's parameters to recorded (or your own) figures")
     cal.add_argument(
         "--data", action="append", help="benchmark CSV file or folder (default: shipped figures)"
@@ -637,7 +651,11 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--out", default=None, help="write the fitted parameter set (JSON) here")
     with_catalog(cal)
     cal.set_defaults(func=_cmd_calibrate)
-    val = with_format(
+
+
+def _add_validate(sub) -> None:
+    """``validate``: predicted vs recorded, in and out of sample."""
+    val = _with_format(
         sub.add_parser("validate", help="predicted vs recorded for every figure, with cross-validation")
     )
     val.add_argument(
@@ -678,12 +696,20 @@ def build_parser() -> argparse.ArgumentParser:
     with_execution(val)
     with_catalog(val)
     val.set_defaults(func=_cmd_validate)
+
+
+def _add_first_look(sub) -> None:
+    """``first-look``: the first-look record."""
     fl = sub.add_parser("first-look", help="record new sources' first look, and print the record")
     fl.add_argument("--take", nargs="+", metavar="SOURCE_ID",
                     help="record these sources' first look (their figures predicted by the model as "
                     "committed; the record is append-only)")  # fmt: skip
     fl.set_defaults(func=_cmd_first_look)
-    sz = with_format(
+
+
+def _add_size(sub) -> None:
+    """``size``: node counts per platform for a target and an SLO."""
+    sz = _with_format(
         sub.add_parser("size", help="minimum nodes per platform for a throughput target and p99 SLO")
     )
     sz.add_argument(
@@ -730,6 +756,10 @@ def build_parser() -> argparse.ArgumentParser:
     sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
     with_catalog(sz)
     sz.set_defaults(func=_cmd_size)
+
+
+def _add_notebooks(sub) -> None:
+    """``notebooks list|run``: the papermill notebooks over a grid."""
     nbv = sub.add_parser("notebooks", help="run the papermill notebooks, one run per grid combination")
     nb_actions = nbv.add_subparsers(dest="action", metavar="ACTION", required=True)
     nb_actions.add_parser("list", help="list the notebooks and their parameters")
@@ -779,11 +809,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help=f"do not ask before more than {CONFIRM_RUNS} runs on a terminal"
     )
     nbv.set_defaults(func=_cmd_notebooks)
+
+
+def _add_report(sub) -> None:
+    """``report``: the main report (``make run``)."""
     rep = sub.add_parser("report", help="the main report: the sizing answer first (what `make run` prints)")
     rep.add_argument("--full", action="store_true", help="add every SMT mode, the catalog, the figures and "
                      "the validation after the answer")  # fmt: skip
     rep.set_defaults(func=_cmd_report)
-    return parser
 
 
 def with_catalog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
