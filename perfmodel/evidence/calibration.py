@@ -276,47 +276,19 @@ def calibrate(
     params = _with_user_systems(load_parameters(params), benchmarks)
     benchmarks = calibration_benchmarks() if benchmarks is None else benchmarks
     free = list(free)
-    for key in free:
-        if key not in params.values:
-            raise ValueError(f"free: {key!r} is not a parameter of set {params.name!r}")
-    lows, highs = [], []
-    for key in free:
-        lo, hi = (bounds or {}).get(key, params.info[key].bounds if key in params.info else (0, np.inf))
-        if not params[key] > 0:
-            raise ValueError(f"free: {key!r} must be positive to be fitted in log space")
-        lo = lo if lo > 0 else params[key] * 1e-3  # a zero bound becomes 1/1000 of the start
-        lows.append(math.log(lo))
-        highs.append(math.log(hi))
-    lows, highs = np.array(lows), np.array(highs)
+    lows, highs = _log_bounds(params, free, bounds)
     used, excluded = usable_figures(benchmarks, params, roles, catalog)
     if len(used) <= len(free):
         raise ValueError(f"benchmarks: {len(used)} usable figures for {len(free)} free parameters")
     x0 = np.clip(np.log([params[k] for k in free]), lows + 1e-9, highs - 1e-9)
-    if priors == "start":
-        priors = {k: (params[k], 3.0) for k in free}
-    prior_center = np.array([math.log((priors or {}).get(k, (1.0, 0.0))[0]) for k in free])
-    prior_width = np.array(
-        [math.log(f) if f > 1 else np.inf for f in ((priors or {}).get(k, (1.0, 0.0))[1] for k in free)]
-    )
+    priors, prior_center, prior_width = _priors(params, free, priors)
 
     objective = FigureObjective(used, params, free, catalog, name)
-    with_x = objective.params_at
-    plan, recorded, pct, sides = objective.plan, objective.recorded, objective.pct, objective.sides
-
     if loss not in ("linear", "soft_l1"):
         raise ValueError(f"loss: must be linear or soft_l1, got {loss!r}")
 
-    def robust(r):
-        """soft_l1 on the figures (not the priors): sqrt(rho(r)) with rho = 2 s^2 (sqrt(1 + (r/s)^2) - 1),
-        quadratic below ``f_scale`` and linear beyond, so a figure a missing mechanism puts 10x off
-        does not drag the fit (scipy's loss would also soften the priors)."""
-        if loss == "linear":
-            return r
-        z = np.nan_to_num(r / f_scale, nan=0.0, posinf=1e6, neginf=-1e6)
-        return np.sign(z) * f_scale * np.sqrt(2.0 * (np.sqrt(1.0 + z * z) - 1.0))
-
     def residuals(x):
-        data = robust(objective.data_residuals(x)) * objective.fit_weight
+        data = _robust(objective.data_residuals(x), loss, f_scale) * objective.fit_weight
         return np.concatenate([data, (x - prior_center) / prior_width])
 
     fit = optimize.least_squares(
@@ -331,45 +303,21 @@ def calibrate(
         xtol=tol,
         gtol=tol,
     )
-    x = fit.x
-    n, p = len(used), len(free)
-    jac_data, jac_prior = fit.jac[:n], fit.jac[n:]
-    data_resid = fit.fun[:n]
-    dof = max(n - p, 1)
-    s2 = max(float(data_resid @ data_resid) / dof, 1e-12)  # residual variance of the figures only
-    flags: dict[str, str] = {}
-    # posterior precision: the figures' information scaled by their residual variance, plus the
-    # priors' (their residual rows already carry 1 / log(factor))
-    precision = jac_data.T @ jac_data / s2 + jac_prior.T @ jac_prior
-    cov = np.linalg.pinv(precision, rcond=1e-12)
-    se = np.sqrt(np.clip(np.diag(cov), 0, None))
-    sensitivity = np.linalg.norm(jac_data, axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = cov / np.outer(se, se)
-    has_prior = np.isfinite(prior_width)
-    for i, key in enumerate(free):
-        if sensitivity[i] < 1e-6:
-            flags[key] = "no figure is sensitive to it" + (
-                " (the prior alone sets it)" if has_prior[i] else ""
-            )
-            if not has_prior[i]:
-                se[i] = np.inf
-        elif has_prior[i] and se[i] > 0.8 * prior_width[i]:
-            flags[key] = "the figures barely inform it: its interval is mostly the prior's"
-        elif x[i] - 1.96 * se[i] <= lows[i] or x[i] + 1.96 * se[i] >= highs[i]:
-            flags[key] = "95% interval reaches a bound"
-        others = [(abs(corr[i, j]), free[j]) for j in range(p) if j != i and np.isfinite(corr[i, j])]
-        if others:
-            c, other = max(others)
-            if c > 0.95 and key not in flags:
-                flags[key] = f"correlated with {other} (r = {c:.2f})"
-    fitted = with_x(x)
-    predicted = plan.evaluate(fitted)[0]
-    r = log_residuals(predicted, recorded, pct, sides)
-    residual_table = used[["figure_id", "source_id", "metric", "unit"]].assign(
-        recorded=recorded, predicted=predicted, log_residual=r, rel_error=np.expm1(r)
-    )
+    n = len(used)
+    se, corr = _posterior(fit, n)
+    flags = _flags(free, fit.x, se, corr, np.linalg.norm(fit.jac[:n], axis=0), prior_width, lows, highs)
+    return _result(fit, objective, used, excluded, se, corr, flags, started, params.name, priors)
 
+
+def _result(fit, objective, used, excluded, se, corr, flags, started, start, priors) -> CalibrationResult:
+    """The fit's parameters, intervals, residuals and provenance."""
+    x, n, free = fit.x, len(used), objective.free
+    fitted = objective.params_at(x)
+    predicted = objective.plan.evaluate(fitted)[0]
+    r = log_residuals(predicted, objective.recorded, objective.pct, objective.sides)
+    residual_table = used[["figure_id", "source_id", "metric", "unit"]].assign(
+        recorded=objective.recorded, predicted=predicted, log_residual=r, rel_error=np.expm1(r)
+    )
     return CalibrationResult(
         params_=fitted,
         free_=free,
@@ -385,7 +333,7 @@ def calibrate(
         seconds_=time.perf_counter() - started,
         provenance_={
             "perfmodel": __version__,
-            "start": params.name,
+            "start": start,
             "figures": int(n),
             "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "optimizer": fit.message,
@@ -396,6 +344,85 @@ def calibrate(
         },
         converged_=bool(fit.status > 0),
     )
+
+
+def _log_bounds(params: ParameterSet, free: list[str], bounds) -> tuple[np.ndarray, np.ndarray]:
+    """Each free parameter's bounds in log space (a zero lower bound: 1/1000 of the start)."""
+    for key in free:
+        if key not in params.values:
+            raise ValueError(f"free: {key!r} is not a parameter of set {params.name!r}")
+    lows, highs = [], []
+    for key in free:
+        lo, hi = (bounds or {}).get(key, params.info[key].bounds if key in params.info else (0, np.inf))
+        if not params[key] > 0:
+            raise ValueError(f"free: {key!r} must be positive to be fitted in log space")
+        lo = lo if lo > 0 else params[key] * 1e-3  # a zero bound becomes 1/1000 of the start
+        lows.append(math.log(lo))
+        highs.append(math.log(hi))
+    return np.array(lows), np.array(highs)
+
+
+def _priors(params: ParameterSet, free: list[str], priors):
+    """``(priors, center, width)``: the priors as ``{key: (center, factor)}`` (``"start"``: a factor of 3
+    around each starting value), and per free parameter its log centre and log width (inf: none)."""
+    if priors == "start":
+        priors = {k: (params[k], 3.0) for k in free}
+    center = np.array([math.log((priors or {}).get(k, (1.0, 0.0))[0]) for k in free])
+    width = np.array(
+        [math.log(f) if f > 1 else np.inf for f in ((priors or {}).get(k, (1.0, 0.0))[1] for k in free)]
+    )
+    return priors, center, width
+
+
+def _robust(r, loss: str, f_scale: float):
+    """soft_l1 on the figures (not the priors): sqrt(rho(r)) with rho = 2 s^2 (sqrt(1 + (r/s)^2) - 1),
+    quadratic below ``f_scale`` and linear beyond, so a figure a missing mechanism puts 10x off
+    does not drag the fit (scipy's loss would also soften the priors); ``linear``: ``r`` itself."""
+    if loss == "linear":
+        return r
+    z = np.nan_to_num(r / f_scale, nan=0.0, posinf=1e6, neginf=-1e6)
+    return np.sign(z) * f_scale * np.sqrt(2.0 * (np.sqrt(1.0 + z * z) - 1.0))
+
+
+def _posterior(fit, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Standard errors [log units] and correlations of the fitted parameters (Gauss-Newton).
+
+    Posterior precision: the figures' information (their ``n`` Jacobian rows) scaled by their
+    residual variance, plus the priors' (their residual rows already carry 1 / log(factor))."""
+    jac_data, jac_prior = fit.jac[:n], fit.jac[n:]
+    data_resid = fit.fun[:n]
+    dof = max(n - jac_data.shape[1], 1)
+    s2 = max(float(data_resid @ data_resid) / dof, 1e-12)  # residual variance of the figures only
+    precision = jac_data.T @ jac_data / s2 + jac_prior.T @ jac_prior
+    cov = np.linalg.pinv(precision, rcond=1e-12)
+    se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = cov / np.outer(se, se)
+    return se, corr
+
+
+def _flags(free, x, se, corr, sensitivity, prior_width, lows, highs) -> dict[str, str]:
+    """What the figures could not pin, per parameter (``se`` set to inf, in place, where nothing
+    informs a parameter without a prior)."""
+    flags: dict[str, str] = {}
+    has_prior = np.isfinite(prior_width)
+    for i, key in enumerate(free):
+        if sensitivity[i] < 1e-6:
+            flags[key] = "no figure is sensitive to it" + (
+                " (the prior alone sets it)" if has_prior[i] else ""
+            )
+            if not has_prior[i]:
+                se[i] = np.inf
+        elif has_prior[i] and se[i] > 0.8 * prior_width[i]:
+            flags[key] = "the figures barely inform it: its interval is mostly the prior's"
+        elif x[i] - 1.96 * se[i] <= lows[i] or x[i] + 1.96 * se[i] >= highs[i]:
+            flags[key] = "95% interval reaches a bound"
+        others = [(abs(corr[i, j]), free[j]) for j in range(len(free)) if j != i and np.isfinite(corr[i, j])]
+        if others:
+            c, other = max(others)
+            if c > 0.95 and key not in flags:
+                flags[key] = f"correlated with {other} (r = {c:.2f})"
+    return flags
 
 
 # ---------------------------------------------------------------------------------------
