@@ -194,13 +194,33 @@ def _md(frame: pd.DataFrame) -> str:
     return "\n".join([head, rule, *rows])
 
 
+#: the stored runs' names in the docs
+_CV_NAMES = {"in-sample": "in-sample", "group": "leave-one-group-out", "loo": "leave-one-out"}
+
+
 def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
     """The generated Markdown blocks of docs/validation.md, from the stored runs."""
     runs = runs or {cv: load_cv(cv) for cv in STORED}
-    insample = val.validate()
-    names = {"in-sample": "in-sample", "group": "leave-one-group-out", "loo": "leave-one-out"}
-    tables = {"in-sample": insample, **runs}
-    blocks = {}
+    tables = {"in-sample": val.validate(), **runs}
+    derived = runs["group"][runs["group"]["derived"] != ""]
+    return {
+        "summary": _summary_block(tables),
+        "goals": _goals_block(runs),
+        "by-group": _scope_table(runs, "group", coverage=True),
+        "by-source": _scope_table(runs, "source"),
+        "by-metric": _scope_table(runs, "metric", coverage=True),
+        "skill": _skill_block(tables),
+        "timing": _timing_block(runs),
+        "gaps": _gaps_block(runs),
+        "derived": _md(pd.DataFrame({"figure": derived["figure_id"], "derived from it": derived["derived"]})),
+        "flags": _flags_block(),
+        "discrepancy": _discrepancy_block(),
+    }
+
+
+def _summary_block(tables: dict[str, pd.DataFrame]) -> str:
+    """In sample and each stored run: errors, band coverage and bounds."""
+    names = _CV_NAMES
     rows = []
     for key, table in tables.items():
         s = val.summarize(table).iloc[0]
@@ -218,7 +238,12 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
                 "bounds violated": f"{int(s['bounds_violated'])} of {int(s['bounds'])}",
             }
         )
-    blocks["summary"] = _md(pd.DataFrame(rows))
+    return _md(pd.DataFrame(rows))
+
+
+def _goals_block(runs: dict[str, pd.DataFrame]) -> str:
+    """The stored runs against :data:`GOALS`."""
+    names = _CV_NAMES
     goals = []
     for cv, stat, limit in GOALS:
         value = float(val.summarize(runs[cv]).iloc[0][stat])
@@ -231,10 +256,12 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
                 "met": "yes" if value <= limit else "**no**",
             }
         )
-    blocks["goals"] = _md(pd.DataFrame(goals))
-    blocks["by-group"] = _scope_table(runs, "group", coverage=True)
-    blocks["by-source"] = _scope_table(runs, "source")
-    blocks["by-metric"] = _scope_table(runs, "metric", coverage=True)
+    return _md(pd.DataFrame(goals))
+
+
+def _skill_block(tables: dict[str, pd.DataFrame]) -> str:
+    """Relative figures: the model's skill against predicting no change."""
+    names = _CV_NAMES
     skill = []
     for key, table in tables.items():
         part = table if key == "in-sample" else table[val._summarised(table)]
@@ -249,7 +276,12 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
                 "direction right": f"{k['right_direction']} of {k['changes']}",
             }
         )
-    blocks["skill"] = _md(pd.DataFrame(skill))
+    return _md(pd.DataFrame(skill))
+
+
+def _timing_block(runs: dict[str, pd.DataFrame]) -> str:
+    """Each stored run's refits, convergence and wall time."""
+    names = _CV_NAMES
     timing = []
     for cv, table in runs.items():
         refits = table.attrs["refits"]
@@ -266,9 +298,13 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
                 f"{m['processor']} ({table.attrs['when'][:10]})",
             }
         )
-    blocks["timing"] = _md(pd.DataFrame(timing))
+    return _md(pd.DataFrame(timing))
+
+
+def _gaps_block(runs: dict[str, pd.DataFrame]) -> str:
+    """Figures the leave-one-out run misses, grouped by the gap that explains them."""
     gaps = val.gap_report(runs["loo"])
-    blocks["gaps"] = _md(
+    return _md(
         pd.DataFrame(
             {
                 "gap": gaps["gap"],
@@ -279,24 +315,23 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
             }
         )
     )
-    derived = runs["group"][runs["group"]["derived"] != ""]
-    blocks["derived"] = _md(
-        pd.DataFrame({"figure": derived["figure_id"], "derived from it": derived["derived"]})
-    )
+
+
+def _flags_block() -> str:
+    """The shipped fit's flagged parameters."""
     fit_rows = json.loads((_ROOT / "parameters" / "calibrated.json").read_text(encoding="utf-8"))["fit"][
         "fit"
     ]
     flagged = [r for r in fit_rows if r.get("flag")]
-    blocks["flags"] = (
-        f"{len(flagged)} of {len(fit_rows)} free parameters are flagged by the shipped fit:\n\n"
-        + _md(
-            pd.DataFrame(
-                {"parameter": [r["parameter"] for r in flagged], "why": [r["flag"] for r in flagged]}
-            )
-        )
+    return f"{len(flagged)} of {len(fit_rows)} free parameters are flagged by the shipped fit:\n\n" + _md(
+        pd.DataFrame({"parameter": [r["parameter"] for r in flagged], "why": [r["flag"] for r in flagged]})
     )
+
+
+def _discrepancy_block() -> str:
+    """The shipped discrepancy per metric group: scale and conformal multipliers."""
     stored = disc.load_discrepancy()
-    blocks["discrepancy"] = _md(
+    return _md(
         pd.DataFrame(
             [
                 {
@@ -310,7 +345,6 @@ def docs_blocks(runs: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
             ]
         )
     )
-    return blocks
 
 
 def _scope_table(runs: dict[str, pd.DataFrame], scope: str, coverage: bool = False) -> str:
