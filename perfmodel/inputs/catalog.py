@@ -478,6 +478,108 @@ def _build_device(kwargs: dict, check: _Checker) -> Device | None:
         return None
 
 
+def _read_catalog_file(path: Path, problems: list[Problem]) -> Mapping | None:
+    """The YAML mapping in ``path``, or None with the reason added to ``problems``."""
+    try:
+        doc = yaml.safe_load(read_text(path, "catalog file"))
+    except TextFileError as exc:
+        problems.append(Problem(str(path), str(exc.line or ""), "", exc.reason))
+        return None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"{mark.line + 1}" if mark is not None else ""
+        problems.append(Problem(str(path), line, "", f"is not valid YAML: {exc}"))
+        return None
+    except OSError as exc:
+        problems.append(Problem(str(path), "", "", f"cannot be read: {exc}"))
+        return None
+    if not isinstance(doc, Mapping):
+        problems.append(Problem(str(path), "", "", "must be a YAML mapping"))
+        return None
+    return doc
+
+
+def _top_level(doc: Mapping, path: Path, check: _Checker, paths: list[Path], seen: set[Path]) -> Mapping:
+    """A file's ``references`` (returned), its unknown top-level keys, and the files it ``include``s
+    (appended to ``paths`` once)."""
+    refs = doc.get("references") or {}
+    if not isinstance(refs, Mapping):
+        check.add("", "references", "must be a mapping from key to citation")
+        refs = {}
+    for key in set(doc) - {"references", "platforms", "devices", "networks", "family", "include"}:
+        check.add("", key, "unknown top-level key")
+    included = doc.get("include") or []
+    if not isinstance(included, list) or not all(isinstance(i, str) for i in included):
+        check.add("", "include", "must be a list of catalog YAML files (relative to this file)")
+        included = []
+    for name in included:
+        other = (path.parent / name).resolve()
+        if not other.is_file():
+            check.add("", "include", f"{name!r}: no such file next to {path.name}")
+        elif other not in seen:
+            seen.add(other)
+            paths.append(other)
+    return refs
+
+
+def _new_id(kind: str, ident: str, path: Path, origin: dict, base, override: bool, check: _Checker) -> bool:
+    """Whether entry ``ident`` of ``kind`` may be added: not a duplicate, and not shadowing ``base``'s
+    entry unless ``override`` (recorded in ``origin`` when it may)."""
+    if (kind, ident) in origin:
+        check.add(ident, "id", f"duplicate id (also in {origin[(kind, ident)]})")
+        return False
+    if base is not None and ident in getattr(base, kind) and not override:
+        whose = "shipped" if ident in getattr(default_catalog(), kind) else "catalog"
+        check.add(
+            ident,
+            "id",
+            f"shadows the {whose} {kind[:-1]} {ident!r} (it would replace it in every "
+            "prediction); give yours another id, or replace it on purpose with "
+            "--override (Python: Catalog.from_files(..., override=True))",
+        )
+        return False
+    origin[(kind, ident)] = str(path)
+    return True
+
+
+def _build_entry(kind: str, kwargs: dict, entry, check: _Checker):
+    """The platform, device or network an entry describes (None where it is invalid)."""
+    if kind == "platforms":
+        return _build_platform(kwargs, entry, check)
+    if kind == "devices":
+        return _build_device(kwargs, check)
+    try:
+        return Network(**kwargs)
+    except TypeError:
+        return None
+
+
+def _unresolved(raw_platforms, items: dict) -> list[Problem]:
+    """Cross references: each platform's storage devices and network must resolve."""
+    problems = []
+    for platform, check in raw_platforms:
+        for i, slot in enumerate(platform.storage):
+            if slot.device not in items["devices"]:
+                problems.append(
+                    Problem(
+                        check.file,
+                        platform.id,
+                        f"storage[{i}].device",
+                        f"unknown device {slot.device!r}; valid: " + ", ".join(sorted(items["devices"])),
+                    )
+                )
+        if platform.network not in items["networks"]:
+            problems.append(
+                Problem(
+                    check.file,
+                    platform.id,
+                    "network",
+                    f"unknown network {platform.network!r}; valid: " + ", ".join(sorted(items["networks"])),
+                )
+            )
+    return problems
+
+
 @dataclass(frozen=True)
 class Catalog:
     """All platforms, devices and networks, keyed by id."""
@@ -509,39 +611,10 @@ class Catalog:
         seen_paths = {p.resolve() for p in paths}
         for path in paths:  # grows while files ``include`` others
             check = _Checker(str(path))
-            try:
-                doc = yaml.safe_load(read_text(path, "catalog file"))
-            except TextFileError as exc:
-                problems.append(Problem(str(path), str(exc.line or ""), "", exc.reason))
+            doc = _read_catalog_file(path, problems)
+            if doc is None:
                 continue
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                line = f"{mark.line + 1}" if mark is not None else ""
-                problems.append(Problem(str(path), line, "", f"is not valid YAML: {exc}"))
-                continue
-            except OSError as exc:
-                problems.append(Problem(str(path), "", "", f"cannot be read: {exc}"))
-                continue
-            if not isinstance(doc, Mapping):
-                problems.append(Problem(str(path), "", "", "must be a YAML mapping"))
-                continue
-            refs = doc.get("references") or {}
-            if not isinstance(refs, Mapping):
-                check.add("", "references", "must be a mapping from key to citation")
-                refs = {}
-            for key in set(doc) - {"references", "platforms", "devices", "networks", "family", "include"}:
-                check.add("", key, "unknown top-level key")
-            included = doc.get("include") or []
-            if not isinstance(included, list) or not all(isinstance(i, str) for i in included):
-                check.add("", "include", "must be a list of catalog YAML files (relative to this file)")
-                included = []
-            for name in included:
-                other = (path.parent / name).resolve()
-                if not other.is_file():
-                    check.add("", "include", f"{name!r}: no such file next to {path.name}")
-                elif other not in seen_paths:
-                    seen_paths.add(other)
-                    paths.append(other)
+            refs = _top_level(doc, path, check, paths, seen_paths)
             for kind in ("platforms", "devices", "networks"):
                 entries = doc.get(kind) or []
                 if not isinstance(entries, list):
@@ -551,57 +624,15 @@ class Catalog:
                     kwargs = _convert_entry(kind, entry, refs, check)
                     if kwargs is None or "id" not in kwargs:
                         continue
-                    ident = kwargs["id"]
-                    if (kind, ident) in origin:
-                        check.add(ident, "id", f"duplicate id (also in {origin[(kind, ident)]})")
+                    if not _new_id(kind, kwargs["id"], path, origin, base, override, check):
                         continue
-                    if base is not None and ident in getattr(base, kind) and not override:
-                        whose = "shipped" if ident in getattr(default_catalog(), kind) else "catalog"
-                        check.add(
-                            ident,
-                            "id",
-                            f"shadows the {whose} {kind[:-1]} {ident!r} (it would replace it in every "
-                            "prediction); give yours another id, or replace it on purpose with "
-                            "--override (Python: Catalog.from_files(..., override=True))",
-                        )
-                        continue
-                    origin[(kind, ident)] = str(path)
-                    if kind == "platforms":
-                        obj = _build_platform(kwargs, entry, check)
-                        if obj is not None:
-                            raw_platforms.append((obj, check))
-                    elif kind == "devices":
-                        obj = _build_device(kwargs, check)
-                    else:
-                        try:
-                            obj = Network(**kwargs)
-                        except TypeError:
-                            obj = None
+                    obj = _build_entry(kind, kwargs, entry, check)
+                    if kind == "platforms" and obj is not None:
+                        raw_platforms.append((obj, check))
                     if obj is not None:
-                        items[kind][ident] = obj
+                        items[kind][kwargs["id"]] = obj
             problems.extend(check.problems)
-        # cross references: storage devices and networks must resolve
-        for platform, check in raw_platforms:
-            for i, slot in enumerate(platform.storage):
-                if slot.device not in items["devices"]:
-                    problems.append(
-                        Problem(
-                            check.file,
-                            platform.id,
-                            f"storage[{i}].device",
-                            f"unknown device {slot.device!r}; valid: " + ", ".join(sorted(items["devices"])),
-                        )
-                    )
-            if platform.network not in items["networks"]:
-                problems.append(
-                    Problem(
-                        check.file,
-                        platform.id,
-                        "network",
-                        f"unknown network {platform.network!r}; valid: "
-                        + ", ".join(sorted(items["networks"])),
-                    )
-                )
+        problems.extend(_unresolved(raw_platforms, items))
         if problems:
             raise CatalogError(problems)
         for platform, _ in raw_platforms:  # a user's platform resolves the devices its catalog defines
