@@ -413,7 +413,17 @@ def _key_lines(node) -> dict[str, int]:
 
 
 def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
+    """A spec's keys as :class:`SystemSpec` fields, each problem reported through ``add(key, why)``."""
     out: dict[str, Any] = {}
+    for part in (_identity, _choices, _flags, _numbers, _sections, _statements, _hooks, _parameters):
+        part(doc, add, out)
+    sources = doc.get("sources") or {}
+    out["sources"] = dict(sources) if isinstance(sources, Mapping) else {}
+    return out
+
+
+def _identity(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """``id`` and ``name``."""
     for key in ("id", "name"):
         value = doc.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
@@ -421,6 +431,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         out[key] = str(value or "")
     if out["id"] and any(ch.isspace() or ch in "[]" for ch in out["id"]):
         add("id", f"must not contain spaces or brackets, got {out['id']!r}")
+
+
+def _choices(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """The keys that take one of a few words."""
     defaults = {"sync_writes_to": "data", "topology": "sharded", "dataset_in": "drives"}
     for key, choices in (("threading", THREADING), ("sync_writes_to", SYNC_TARGETS),
                          ("write_consistency", COMMON_LEVELS), ("topology", tuple(TOPOLOGIES)),
@@ -429,6 +443,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         if value is not None and value not in choices:
             add(key, f"must be one of {', '.join(choices)}, got {value!r}")
         out[key] = value
+
+
+def _flags(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """The true / false keys."""
     flags = (
         "remote",
         "data_cache",
@@ -444,6 +462,10 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         if value is not None and not isinstance(value, bool):
             add(key, f"must be true or false, got {value!r}")
         out[key] = bool(value)
+
+
+def _numbers(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """Page size, thread cap, the I/O scheduler's goal and the redo log's keys."""
     out["page_bytes"] = _number(doc, "page_bytes", add, positive=True)
     cap = doc.get("thread_cap")
     out["thread_cap"] = (
@@ -465,11 +487,19 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
             add("log_flushes", "needs sync_writes_to: log (the flushes are the redo log's)")
     if out.get("page_cache") and not out.get("data_cache"):
         add("page_cache", "needs data_cache: true (the page cache holds what the system's cache misses)")
+
+
+def _sections(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """``daemons``, ``metadata_cache`` and ``placement``."""
     out["daemons"] = _section(doc, "daemons", Daemons, add)
     out["metadata_cache"] = _section(doc, "metadata_cache", MetadataCache, add)
     if out["metadata_cache"] is not None and out["daemons"] is None:
         add("metadata_cache", "needs 'daemons' (the cache is per daemon)")
     out["placement"] = _placement(doc, add)
+
+
+def _statements(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """``serial``, the TPC-C statement mix and ``wait_scv``."""
     serial = doc.get("serial")
     if serial is not None and serial not in SERIAL:
         add("serial", f"must be one of {', '.join(SERIAL)} ({'; '.join(SERIAL.values())}), got {serial!r}")
@@ -484,11 +514,19 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
         out["wait_scv"] = _number(doc, "wait_scv", add)
         if not 0 <= out["wait_scv"] <= 100:
             add("wait_scv", f"must be between 0 and 100, got {out['wait_scv']!r}")
+
+
+def _hooks(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """Report hooks by name."""
     hooks = doc.get("hooks") or []
     if not isinstance(hooks, list) or any(h not in HOOKS for h in hooks):
         add("hooks", f"must be a list of known hooks ({', '.join(HOOKS)}), got {hooks!r}")
         hooks = []
     out["hooks"] = tuple(hooks)
+
+
+def _parameters(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
+    """The system's own parameters: values, units, bounds and sources."""
     params = doc.get("parameters") or {}
     values: dict[str, float] = {}
     info: dict[str, tuple] = {}
@@ -518,9 +556,6 @@ def _convert(doc: Mapping[str, Any], add) -> dict[str, Any]:
                                str(entry.get("source", "")))  # fmt: skip
     out["parameters"] = values
     out["parameter_info"] = info
-    sources = doc.get("sources") or {}
-    out["sources"] = dict(sources) if isinstance(sources, Mapping) else {}
-    return out
 
 
 #: units that say a parameter is a share of a whole [-]
