@@ -78,6 +78,54 @@ def missing_load(row: Mapping[str, Any]) -> str:
     return ""
 
 
+#: figure column -> (knob, scale): numeric columns that become a knob as they are (scaled to SI)
+_NUMERIC_KNOBS = {
+    "threads_per_core": ("threads_per_core", 1.0),
+    "cores_used": ("cores", 1.0),
+    "cache_gb": ("cache_bytes", 1e9),
+    "client_link_gbps": ("client_link_gbps", 1.0),
+    "shards": ("thread_cap", 1.0),  # worker threads / shards the server ran
+    "copies_per_node": ("copies_per_node", 1.0),  # several copies / chunks on one node's OSDs
+    "zones": ("zones", 1.0),  # a cluster over availability zones (perfmodel.mechanisms.placement)
+    "zone_rtt_us": ("zone_rtt_s", 1e-6),  # the region's round trip between zones
+    "statements_per_op": ("statements_per_op", 1.0),
+    "keys_per_op": ("keys_per_op", 1.0),
+    "rows_per_op": ("rows_per_op", 1.0),
+    "read_statements_per_op": ("read_statements_per_op", 1.0),
+    "osds_per_device": ("osds_per_device", 1.0),
+    "cores_per_device": ("cores_per_device", 1.0),
+    "log_files": ("log_files", 1.0),
+}
+
+
+def _figure_knobs(row: Mapping[str, Any], get) -> dict[str, Any]:
+    """The knobs a figure's columns set (blank columns: the model's defaults)."""
+    knobs: dict[str, Any] = {
+        knob: float(row[col]) * scale
+        for col, (knob, scale) in _NUMERIC_KNOBS.items()
+        if not _blank(row.get(col))
+    }
+    if not _blank(row.get("device_id")):
+        knobs["device"] = str(row["device_id"])
+    if not _blank(row.get("network_id")):
+        knobs["network"] = str(row["network_id"])
+    wal = row.get("wal_device_id")
+    if wal is not None and not (isinstance(wal, float) and math.isnan(wal)):
+        if wal != "" or row.get("_wal_explicit"):
+            knobs["wal_device"] = str(wal)
+    if get("read_source") == "disk":
+        knobs["cache_state"] = "cold"
+    if not _blank(row.get("numa_binding")):
+        knobs["numa_binding"] = row["numa_binding"] == "bound"
+    if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.model.chain._erasure_coding)
+        k, _, m = str(get("ec_profile")).partition("+")
+        knobs["ec_k"], knobs["ec_m"] = float(k), float(m)
+    protocol = get("query_protocol")
+    if protocol:  # SQL text is parsed and planned per statement (cpu_cycles_parse)
+        knobs["prepared"] = 1.0 if protocol == "prepared" else 0.0
+    return knobs
+
+
 def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
     """The ``predict`` arguments for a recorded figure's configuration.
 
@@ -109,58 +157,13 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
     read_level = get("read_consistency")
     if read_level:  # replicas a read waits for (blank: one)
         workload = replace(workload, read_consistency=str(read_level))
-    knobs: dict[str, Any] = {}
-    if not _blank(row.get("threads_per_core")):
-        knobs["threads_per_core"] = float(row["threads_per_core"])
-    if not _blank(row.get("cores_used")):
-        knobs["cores"] = float(row["cores_used"])
-    if not _blank(row.get("device_id")):
-        knobs["device"] = str(row["device_id"])
-    if (
-        "wal_device_id" in row
-        and row["wal_device_id"] is not None
-        and not (isinstance(row["wal_device_id"], float) and math.isnan(row["wal_device_id"]))
-    ):
-        if row["wal_device_id"] != "" or row.get("_wal_explicit"):
-            knobs["wal_device"] = str(row["wal_device_id"])
-    if not _blank(row.get("cache_gb")):
-        knobs["cache_bytes"] = float(row["cache_gb"]) * 1e9
-    if get("read_source") == "disk":
-        knobs["cache_state"] = "cold"
-    if not _blank(row.get("numa_binding")):
-        knobs["numa_binding"] = row["numa_binding"] == "bound"
-    if not _blank(row.get("client_link_gbps")):
-        knobs["client_link_gbps"] = float(row["client_link_gbps"])
-    if not _blank(row.get("shards")):  # worker threads / shards the server ran
-        knobs["thread_cap"] = float(row["shards"])
-    if operation == "tpcc":
+    knobs = _figure_knobs(row, get)
+    if operation == "tpcc":  # the statements of the system's TPC-C mix, unless the figure says
         spec = load_system(str(system))
         if spec.tpcc_statements != 1:
-            knobs["statements_per_op"] = spec.tpcc_statements
+            knobs.setdefault("statements_per_op", spec.tpcc_statements)
         if spec.tpcc_statements_scv > 0:  # the transaction mix: 2 to 70 statements
             knobs["statements_scv"] = spec.tpcc_statements_scv
-    if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.model.chain._erasure_coding)
-        k, _, m = str(get("ec_profile")).partition("+")
-        knobs["ec_k"], knobs["ec_m"] = float(k), float(m)
-    if not _blank(row.get("copies_per_node")):  # several copies / chunks on one node's OSDs
-        knobs["copies_per_node"] = float(row["copies_per_node"])
-    if not _blank(row.get("zones")):  # a cluster over availability zones (perfmodel.mechanisms.placement)
-        knobs["zones"] = float(row["zones"])
-    if not _blank(row.get("zone_rtt_us")):  # the region's round trip between zones
-        knobs["zone_rtt_s"] = float(row["zone_rtt_us"]) * 1e-6
-    if not _blank(row.get("network_id")):
-        knobs["network"] = str(row["network_id"])
-    if not _blank(row.get("statements_per_op")):
-        knobs["statements_per_op"] = float(row["statements_per_op"])
-    protocol = get("query_protocol")
-    if protocol:  # SQL text is parsed and planned per statement (cpu_cycles_parse)
-        knobs["prepared"] = 1.0 if protocol == "prepared" else 0.0
-    for key in ("keys_per_op", "rows_per_op", "read_statements_per_op"):
-        if not _blank(row.get(key)):
-            knobs[key] = float(row[key])
-    for key in ("osds_per_device", "cores_per_device", "log_files"):
-        if not _blank(row.get(key)):
-            knobs[key] = float(row[key])
     if _true(row.get("client_colocated")):  # the load generator shares the server's cores
         knobs["client_colocated"] = True
     if _true(row.get("virtualized")):
