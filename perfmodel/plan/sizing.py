@@ -200,29 +200,14 @@ def _check_request(target_ops_s, slo_p99_ms, max_utilization, fill_limit, failur
 
 
 def size(
-    workload: Workload,
-    *,
-    target_ops_s: float | None = None,
-    slo_p99_ms: float,
-    system: str,
-    platforms: Sequence[str | Platform] = DEFAULT_PLATFORMS,
-    dataset_gib: float | None = None,
-    replication_factor: int | None = None,
-    max_utilization: float = 0.7,
-    failure_tolerance: int = 1,
-    fill_limit: float = 0.7,
-    max_nodes: int = 128,
-    params: ParameterSet | str | None = None,
-    interval: float | None = 0.9,
-    cost: Mapping[str, float] | None = None,
-    network: str | None = None,
-    device: str | None = None,
-    instances_per_server: int | None = None,
-    sync_replicas: int = 0,
-    target: float | None = None,
-    target_unit: str = "ops/s",
-    **knobs,
-) -> pd.DataFrame:
+    workload: Workload, *, target_ops_s: float | None = None, slo_p99_ms: float, system: str,
+    platforms: Sequence[str | Platform] = DEFAULT_PLATFORMS, dataset_gib: float | None = None,
+    replication_factor: int | None = None, max_utilization: float = 0.7, failure_tolerance: int = 1,
+    fill_limit: float = 0.7, max_nodes: int = 128, params: ParameterSet | str | None = None,
+    interval: float | None = 0.9, cost: Mapping[str, float] | None = None, network: str | None = None,
+    device: str | None = None, instances_per_server: int | None = None, sync_replicas: int = 0,
+    target: float | None = None, target_unit: str = "ops/s", **knobs,
+) -> pd.DataFrame:  # fmt: skip
     """Minimum server counts per candidate platform configuration (module doc).
 
     Parameters
@@ -271,18 +256,58 @@ def size(
     answers held on other labs' figures, :func:`perfmodel.model.caveats.caveat`) and ``range_note``
     ("" or why the range is not given).
     """
-    if (target is None) == (target_ops_s is None):
-        raise ValueError("target_ops_s: give exactly one of target_ops_s and target (with target_unit)")
-    if target is not None:
-        if not isinstance(target, int | float | np.integer | np.floating) or not math.isfinite(target) \
-                or target <= 0:  # fmt: skip
-            raise ValueError(f"target: must be a number > 0, got {target!r}")
-        target_ops_s = target_ops_per_s(target, target_unit, workload, system, params)
-    else:
-        target_unit, target = "ops/s", target_ops_s
+    target_ops_s, target, target_unit = _resolve_target(target, target_ops_s, target_unit, workload, system,
+                                                        params)  # fmt: skip
     _check_request(target_ops_s, slo_p99_ms, max_utilization, fill_limit, failure_tolerance, max_nodes,
                    dataset_gib, replication_factor, interval)  # fmt: skip
     spec = load_system(system)
+    _check_topology_options(spec, instances_per_server, sync_replicas)
+    w = _open_workload(workload, target_ops_s, dataset_gib, replication_factor)
+    loaded = _candidates(platforms)
+    terms = equal_terms(loaded, network, device)
+    smt = _one_smt_mode(knobs)
+    search = _Search(system, spec, w, params, terms, knobs, int(max_nodes), int(failure_tolerance),
+                     float(max_utilization), float(slo_p99_ms), float(fill_limit),
+                     int(sync_replicas))  # fmt: skip
+    out, range_note = _table(search, loaded, smt, instances_per_server, spec, interval)
+    out["throughput_target_unit"] = from_ops_per_s(out.throughput_ops_s, target_unit, w, params)
+    out = _priced_and_sorted(out, cost)
+    out.attrs.update(terms=terms["note"], interval=None if range_note else interval, max_nodes=int(max_nodes),
+                     slo_p99_ms=float(slo_p99_ms), max_utilization=float(max_utilization),
+                     target=float(target), target_unit=target_unit, target_ops_s=float(target_ops_s),
+                     topology=spec.topology, system=spec.id,
+                     failure_tolerance=int(failure_tolerance), caveat=caveats.caveat(spec.id),
+                     range_note=range_note)  # fmt: skip
+    return out
+
+
+def _priced_and_sorted(out: pd.DataFrame, cost) -> pd.DataFrame:
+    """``cost`` per plan (price per server x servers) where prices are given; feasible first, fewest
+    servers first."""
+    if cost is not None:
+        unknown = sorted(set(out.platform) - set(cost))
+        if unknown:
+            raise ValueError(f"cost: no price for platform {unknown[0]!r}")
+        out["cost"] = [cost[p] * n for p, n in zip(out.platform, out.nodes, strict=True)]
+    out = out.sort_values(["feasible", "nodes"], ascending=[False, True], kind="stable")
+    return out.reset_index(drop=True)
+
+
+def _resolve_target(target, target_ops_s, target_unit, workload, system, params):
+    """``(target_ops_s, target, target_unit)`` from exactly one of ``target_ops_s`` and ``target``."""
+    if (target is None) == (target_ops_s is None):
+        raise ValueError("target_ops_s: give exactly one of target_ops_s and target (with target_unit)")
+    if target is None:
+        return target_ops_s, target_ops_s, "ops/s"
+    if not isinstance(target, int | float | np.integer | np.floating) or not math.isfinite(target) \
+            or target <= 0:  # fmt: skip
+        raise ValueError(f"target: must be a number > 0, got {target!r}")
+    return target_ops_per_s(target, target_unit, workload, system, params), target, target_unit
+
+
+def _check_topology_options(spec, instances_per_server, sync_replicas) -> None:
+    """``instances_per_server`` only for an ``instances`` topology, ``sync_replicas`` only for a
+    primary with replicas, each a whole number."""
     if instances_per_server is not None:
         if spec.topology != "instances":
             raise ValueError(f"instances_per_server: {spec.id} is deployed as {spec.topology}, not as "
@@ -297,26 +322,39 @@ def size(
                              f"with replicas")  # fmt: skip
         if not isinstance(sync_replicas, int | np.integer) or sync_replicas < 0:
             raise ValueError(f"sync_replicas: must be a whole number >= 0, got {sync_replicas!r}")
+
+
+def _open_workload(workload: Workload, target_ops_s, dataset_gib, replication_factor) -> Workload:
+    """The workload as open arrivals at the target, with the sizing's data set and RF."""
     changes = {"arrival_rate": float(target_ops_s), "clients": None}
     if dataset_gib is not None:
         changes["dataset_bytes"] = float(dataset_gib) * 2**30
     if replication_factor is not None:
         changes["replication_factor"] = float(replication_factor)
-    w = replace(workload, **changes)
+    return replace(workload, **changes)
+
+
+def _candidates(platforms) -> list[Platform]:
+    """The candidate platforms, loaded."""
     if isinstance(platforms, str | Platform):
         platforms = [platforms]
     if len(platforms) == 0:
         raise ValueError("platforms: give at least one platform (a catalog id, a YAML path or a Platform)")
-    loaded = [p if isinstance(p, Platform) else load_platform(p) for p in platforms]
-    terms = equal_terms(loaded, network, device)
+    return [p if isinstance(p, Platform) else load_platform(p) for p in platforms]
+
+
+def _one_smt_mode(knobs: dict):
+    """The ``threads_per_core`` knob, taken out of ``knobs`` (None: every SMT mode is a candidate)."""
     smt = knobs.pop("threads_per_core", None)
     if smt is not None:
         settings.check("threads_per_core", smt)
         if np.ndim(smt) != 0:
             raise ValueError(f"threads_per_core: one SMT mode for a sizing, got {smt!r}")
-    search = _Search(system, spec, w, params, terms, knobs, int(max_nodes), int(failure_tolerance),
-                     float(max_utilization), float(slo_p99_ms), float(fill_limit),
-                     int(sync_replicas))  # fmt: skip
+    return smt
+
+
+def _table(search: _Search, loaded, smt, instances_per_server, spec, interval) -> tuple[pd.DataFrame, str]:
+    """Every candidate searched: the table (all columns present) and the range note."""
     rows = []
     for p in loaded:
         modes = [t for t in p.smt_modes if smt is None or float(t) == float(smt)]
@@ -336,22 +374,7 @@ def size(
         search.add_ranges(out, float(interval))
     out["topology"] = spec.topology
     out["replicas"] = np.where(out.feasible & (spec.topology == "primary_replicas"), out.nodes - 1, np.nan)
-    out["throughput_target_unit"] = from_ops_per_s(out.throughput_ops_s, target_unit, w, params)
-    if cost is not None:
-        unknown = sorted(set(out.platform) - set(cost))
-        if unknown:
-            raise ValueError(f"cost: no price for platform {unknown[0]!r}")
-        out["cost"] = [cost[p] * n for p, n in zip(out.platform, out.nodes, strict=True)]
-    out = out.sort_values(["feasible", "nodes"], ascending=[False, True], kind="stable").reset_index(
-        drop=True
-    )
-    out.attrs.update(terms=terms["note"], interval=None if range_note else interval, max_nodes=int(max_nodes),
-                     slo_p99_ms=float(slo_p99_ms), max_utilization=float(max_utilization),
-                     target=float(target), target_unit=target_unit, target_ops_s=float(target_ops_s),
-                     topology=spec.topology, system=spec.id,
-                     failure_tolerance=int(failure_tolerance), caveat=caveats.caveat(spec.id),
-                     range_note=range_note)  # fmt: skip
-    return out
+    return out, range_note
 
 
 _TEXT = ("binding", "bottleneck", "tail_regime", "reason", "network", "device", "search")
