@@ -342,30 +342,48 @@ def plot_sizing(
     not know (``matplotlib.figure.Figure``), which no backend hook can show, clear or close -- for
     figures made in a widget callback, outside any cell (the planner).
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
+    axes = _sizing_axes(len(table), width_in, standalone, axes)
     data = ordered(table)
-    n = max(len(data), 1)
-    if axes is None:
-        size = dict(figsize=(width_in, 1.3 + 0.3 * n), layout="constrained")
-        grid = dict(sharey=True, gridspec_kw={"width_ratios": [1.15, 1]})
-        if standalone:
-            from matplotlib.figure import Figure
-
-            axes = Figure(**size).subplots(1, 2, **grid)
-        else:
-            _, axes = plt.subplots(1, 2, **size, **grid)
     left, right = axes
     fig = left.figure
     y = np.arange(len(data))[::-1]
     feasible = data["feasible"].astype(bool).to_numpy()
     colors = [smt_color(t) for t in data["threads_per_core"]]
+    lo = _draw_nodes(left, data, table, y, feasible, colors)
+    slo_missed = _draw_p99(right, data, y, feasible, colors, slo_p99_ms)
+    _sizing_legend(fig, data, table, lo, feasible, slo_missed, slo_p99_ms)
+    for ax in axes:
+        ax.set_ylim(-0.7, len(data) - 0.3)
+        ax.grid(axis="y", visible=False)
+    return axes
+
+
+def _column(data: pd.DataFrame, name: str) -> np.ndarray:
+    return data[name].to_numpy(dtype=float) if name in data else np.full(len(data), np.nan)
+
+
+def _sizing_axes(rows: int, width_in: float, standalone: bool, axes):
+    """The two panels, sized for ``rows`` candidates (``axes`` given: those)."""
+    import matplotlib.pyplot as plt
+
+    if axes is not None:
+        return axes
+    n = max(rows, 1)
+    size = dict(figsize=(width_in, 1.3 + 0.3 * n), layout="constrained")
+    grid = dict(sharey=True, gridspec_kw={"width_ratios": [1.15, 1]})
+    if standalone:
+        from matplotlib.figure import Figure
+
+        return Figure(**size).subplots(1, 2, **grid)
+    return plt.subplots(1, 2, **size, **grid)[1]
+
+
+def _draw_nodes(left, data: pd.DataFrame, table: pd.DataFrame, y, feasible, colors) -> np.ndarray:
+    """The left panel: a bar and range per feasible candidate, the reason for the others. Returns the
+    ranges' lower ends (NaN: no range)."""
 
     def column(name):
-        return data[name].to_numpy(dtype=float) if name in data else np.full(len(data), np.nan)
+        return _column(data, name)
 
     nodes, lo, hi = column("nodes"), column("nodes_lower"), column("nodes_upper")
     ends = np.where(feasible, np.fmax(nodes, np.where(np.isfinite(hi), hi, 0.0)), 0.0)
@@ -398,6 +416,19 @@ def plot_sizing(
                       clip_on=True)  # fmt: skip
     left.set_yticks(y, [candidate_label(r) for _, r in data.iterrows()])
     left.set(xlabel="nodes (N + failures tolerated)", title="nodes needed")
+
+    return lo
+
+
+def _draw_p99(right, data: pd.DataFrame, y, feasible, colors, slo_p99_ms) -> np.ndarray:
+    """The right panel: the p99 and its band per feasible candidate, an infeasible one's best p99
+    where only the SLO is missed, the SLO. Returns where that best p99 is drawn."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    fig = right.figure
+
+    def column(name):
+        return _column(data, name)
 
     p99, plo, phi = column("latency_p99_ms"), column("latency_p99_ms_lower"), column("latency_p99_ms_upper")
     best = column("latency_p99_ms_best")
@@ -463,9 +494,14 @@ def plot_sizing(
         right.axvline(slo_p99_ms, color="#b2182b", ls="--", lw=1.2)
     right.set(xlabel="p99 at that size [ms]", title="p99 latency (log scale)")
     right.tick_params(axis="y", length=0)
-    for ax in axes:
-        ax.set_ylim(-0.7, len(data) - 0.3)
-        ax.grid(axis="y", visible=False)
+    return slo_missed
+
+
+def _sizing_legend(fig, data: pd.DataFrame, table: pd.DataFrame, lo, feasible, slo_missed, slo_p99_ms):
+    """The legend below the panels: SMT modes, the range, the hollow marker, the SLO."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     modes = sorted({int(t) for t in data["threads_per_core"]})
     handles = [Patch(color=smt_color(t), label=f"SMT{t}") for t in modes]
     level = table.attrs.get("interval")
@@ -478,4 +514,3 @@ def plot_sizing(
     constrained = type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
     fig.legend(handles=handles, loc="outside lower center" if constrained else "lower center",
                ncol=min(len(handles), 4), frameon=False, fontsize=8)  # fmt: skip
-    return axes
