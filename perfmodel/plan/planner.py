@@ -137,12 +137,18 @@ def run_plan(**values) -> tuple[pd.DataFrame, str]:
 
 
 def controls(**defaults) -> dict:
-    """One widget per argument of :func:`run_plan`, set to ``defaults``."""
+    """One widget per argument of :func:`run_plan`, set to ``defaults`` (in the planner's order)."""
     import ipywidgets as w
 
     style = {"description_width": "130px"}
     layout = w.Layout(width="350px")
     common = {"style": style, "layout": layout, "continuous_update": False}
+    parts = (_system_widgets, _load_widgets, _data_widgets, _objective_widgets)
+    return {k: v for part in parts for k, v in part(w, defaults, style, layout, common).items()}
+
+
+def _system_widgets(w, defaults: dict, style: dict, layout, common: dict) -> dict:
+    """The candidate platforms and the system."""
     return {
         "platforms": w.SelectMultiple(
             options=platform_options(list_platforms(), defaults.get("platforms", ())),
@@ -159,6 +165,12 @@ def controls(**defaults) -> dict:
             style=style,
             layout=layout,
         ),
+    }
+
+
+def _load_widgets(w, defaults: dict, style: dict, layout, common: dict) -> dict:
+    """The target and the operation mix: read share, object size, key popularity."""
+    return {
         "target_ops_s": w.FloatLogSlider(
             value=defaults.get("target_ops_s", 1e6),
             base=10,
@@ -201,6 +213,12 @@ def controls(**defaults) -> dict:
             description="Zipf exponent",
             **common,
         ),
+    }
+
+
+def _data_widgets(w, defaults: dict, style: dict, layout, common: dict) -> dict:
+    """The data set, its replication and the consistency level."""
+    return {
         "dataset_gib": w.FloatLogSlider(
             value=defaults.get("dataset_gib", 500.0),
             base=10,
@@ -225,6 +243,12 @@ def controls(**defaults) -> dict:
             style=style,
             layout=layout,
         ),
+    }
+
+
+def _objective_widgets(w, defaults: dict, style: dict, layout, common: dict) -> dict:
+    """The SLO, failures tolerated, the utilisation cap and the deployment's counts."""
+    return {
         "slo_p99_ms": w.FloatLogSlider(
             value=defaults.get("slo_p99_ms", 20.0),
             base=10,
