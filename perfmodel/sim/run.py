@@ -355,27 +355,12 @@ def simulate_config(
 
 
 def simulate(
-    platform,
-    workload,
-    *,
-    nodes=1,
-    params=None,
-    requests: int | None = None,
-    warmup: int | None = None,
-    seed: int = 0,
-    replications: int = 5,
-    engine: str = "auto",
-    family: str = "gamma",
-    service: dict | None = None,
-    level: float = 0.95,
-    interval: float | None = None,
-    progress: bool | None = None,
-    keep_records: bool = True,
-    scheduler=None,
-    workers: int | None = None,
-    system,
-    **knobs,
-) -> SimulationResult:
+    platform, workload, *, nodes=1, params=None, requests: int | None = None, warmup: int | None = None,
+    seed: int = 0, replications: int = 5, engine: str = "auto", family: str = "gamma",
+    service: dict | None = None, level: float = 0.95, interval: float | None = None,
+    progress: bool | None = None, keep_records: bool = True, scheduler=None, workers: int | None = None,
+    system, **knobs,
+) -> SimulationResult:  # fmt: skip
     """Simulate the systems :func:`perfmodel.predict` describes, by discrete events.
 
     Parameters
@@ -400,20 +385,18 @@ def simulate(
         :class:`~perfmodel.sim.distributions.Empirical` from measured times)
         that replaces the station's service law at the model's mean demand.
     level : confidence level of the intervals [-].
-    interval : add ``<column>_lower`` / ``_upper`` *prediction* bands at this
-        level (e.g. 0.9) for throughput and latency percentiles, as
-        :func:`perfmodel.predict` does: the replications' standard error
-        (from the confidence interval) widened by the model discrepancy
-        estimated out of sample (:mod:`perfmodel.evidence.discrepancy`). Parameter
-        uncertainty is not sampled here (``predict(..., interval=)`` does).
+    interval : add ``<column>_lower`` / ``_upper`` *prediction* bands at this level (e.g. 0.9) for
+        throughput and latency percentiles, as :func:`perfmodel.predict` does: the replications'
+        standard error (from the confidence interval) widened by the model discrepancy estimated
+        out of sample (:mod:`perfmodel.evidence.discrepancy`). Parameter uncertainty is not
+        sampled here (``predict(..., interval=)`` does).
     progress : show a tqdm bar over replications (default: when stderr is a TTY).
     keep_records : keep per-request records (``False`` saves memory).
     scheduler, workers : where the replications run, one task each (see
-        :func:`perfmodel.run.execution.map_tasks`): ``scheduler="tcp://host:port"``
-        an existing Dask cluster; else ``workers`` local processes (default:
-        the cores, or this process when the run is under
-        :data:`PARALLEL_MIN_REQUESTS` simulated requests; ``1``: this
-        process). The numbers are identical whatever runs them.
+        :func:`perfmodel.run.execution.map_tasks`): ``scheduler="tcp://host:port"`` an existing Dask
+        cluster; else ``workers`` local processes (default: the cores, or this process when the run
+        is under :data:`PARALLEL_MIN_REQUESTS` simulated requests; ``1``: this process). The
+        numbers are identical whatever runs them.
 
     Returns
     -------
@@ -436,26 +419,27 @@ def simulate(
     _check_settings(seed, level, engine, interval=interval, family=family)
     model = chain.build(platform, workload, nodes=nodes, params=params, system=system, **knobs)
     analytic = chain.solve(model)
-    size = model.size
-    configs = [
-        None if analytic.saturated[i] else config_from_model(model, i, family=family, service=service)
-        for i in range(size)
-    ]
-    requests = auto_requests(configs) if requests is None else requests
-    requests, warmup, replications = _check_run_length(requests, warmup, replications)
-    runs, per_rep, interrupted = _run_all(
-        configs,
-        requests=requests,
-        warmup=warmup,
-        seed=seed,
-        replications=replications,
-        engine=engine,
-        progress=progress,
-        keep_records=keep_records,
-        scheduler=scheduler,
-        workers=workers,
+    configs = [None if analytic.saturated[i] else config_from_model(model, i, family=family, service=service)
+               for i in range(model.size)]  # fmt: skip
+    requests, warmup, replications = _check_run_length(
+        auto_requests(configs) if requests is None else requests, warmup, replications
     )
-    sim = _aggregate(per_rep, size, level)
+    runs, per_rep, interrupted = _run_all(
+        configs, requests=requests, warmup=warmup, seed=seed, replications=replications, engine=engine,
+        progress=progress, keep_records=keep_records, scheduler=scheduler, workers=workers,
+    )  # fmt: skip
+    summary = _summary(model, analytic, configs, _aggregate(per_rep, model.size, level))
+    _add_run_length(summary, configs, requests, warmup)
+    _add_order_note(summary, model.net.wait_scv)
+    if interval is not None:
+        _add_prediction_bands(summary, float(interval), level, params)
+    return SimulationResult(summary, per_rep, runs, interrupted)
+
+
+def _summary(model, analytic, configs, sim: pd.DataFrame) -> pd.DataFrame:
+    """predict's table at the simulated throughput, with the simulated columns where a configuration
+    ran (NaN where it should have and did not; the analytic row where it saturates), and the
+    bottleneck re-read from the simulated utilisations."""
     done = sim["replications"].to_numpy() > 0
     x = np.where(done, sim["throughput_ops_s"].to_numpy(), analytic.throughput)
     x = np.where(np.isfinite(x), x, analytic.throughput)
@@ -474,11 +458,7 @@ def simulate(
     utils = np.stack([summary[f"util_{s}"].to_numpy() for s in util_names], axis=1)
     codes = np.argmax(np.nan_to_num(utils, nan=-1.0), axis=1)
     summary["bottleneck"] = pd.Categorical.from_codes(codes, util_names)
-    _add_run_length(summary, configs, requests, warmup)
-    _add_order_note(summary, model.net.wait_scv)
-    if interval is not None:
-        _add_prediction_bands(summary, float(interval), level, params)
-    return SimulationResult(summary, per_rep, runs, interrupted)
+    return summary
 
 
 def _add_run_length(summary: pd.DataFrame, configs, requests: int, warmup: int) -> None:
