@@ -89,6 +89,57 @@ def lindley(arrival, service) -> np.ndarray:
     return begin - arrival
 
 
+def _visitors(visit, present, op, p_read: float, rng: np.random.Generator):
+    """``(idx, cls)``: the requests that visit a station (None: every one) and their classes. A read
+    visits with probability ``p_read`` (e.g. a cache miss reaches the device)."""
+    n = len(op)
+    partial = p_read < 1 and any(c == READ for c, _ in visit)
+    if len(visit) == len(present) and not partial:
+        return None, op  # every request visits
+    mask = np.zeros(n, dtype=bool)
+    for c, _ in visit:
+        mask |= op == c
+    if partial:
+        mask &= (op != READ) | (rng.random(n) < p_read)
+    idx = np.flatnonzero(mask)
+    return idx, op[idx]
+
+
+def _service_times(cfg: SimConfig, k: int, visit, cls, m: int, p_read: float, rng: np.random.Generator):
+    """``(service, means)``: the ``m`` visitors' service times at station ``k`` [s] and each class's
+    mean where its service is fixed (NaN: it varies)."""
+    service = np.empty(m)
+    means = []
+    for c, d in visit:
+        sel = slice(None) if len(visit) == 1 else cls == c
+        size = m if len(visit) == 1 else int(np.count_nonzero(sel))
+        dist = cfg.distribution(k, d / p_read if c == READ else d)
+        means.append(dist.mean if dist.variance == 0 else np.nan)
+        service[sel] = dist.sample(rng, size)
+    return service, means
+
+
+def _instances(cfg: SimConfig, k: int, m: int, idx, order, nodes, rng: np.random.Generator) -> np.ndarray:
+    """Which of station ``k``'s instances each visitor (in arrival order) goes to: uniform, the hot
+    device of node 0 under placement imbalance, a node's own instances for a local station."""
+    mult = int(cfg.mult[k])
+    if mult <= 1:
+        return np.zeros(m, np.int64)
+    per = mult // cfg.nodes if cfg.local(k) else mult
+    inst = rng.integers(0, per, m)
+    weights = cfg.hot_device_weights() if k == cfg.device_station else None
+    if cfg.local(k):
+        who = np.arange(m) if idx is None else idx
+        node_of = nodes[who if order is None else who[order]]
+        if weights is not None:  # placement imbalance: device 0 of node 0 is hot
+            on_hot = node_of == 0
+            inst[on_hot] = rng.choice(per, int(on_hot.sum()), p=weights)
+        inst = inst + node_of * per
+    elif weights is not None:
+        inst = rng.choice(per, m, p=weights)
+    return inst
+
+
 def run_fast(cfg: SimConfig, requests: int, warmup: int, rng: np.random.Generator) -> Records:
     """One replication of an open tandem configuration (see the module docstring).
 
@@ -121,26 +172,9 @@ def run_fast(cfg: SimConfig, requests: int, warmup: int, rng: np.random.Generato
         if not visit:
             continue
         p_read = cfg.read_visit_probability(k)
-        partial = p_read < 1 and any(c == READ for c, _ in visit)
-        if len(visit) == len(present) and not partial:
-            idx, cls = None, op  # every request visits
-        else:
-            mask = np.zeros(n, dtype=bool)
-            for c, _ in visit:
-                mask |= op == c
-            if partial:  # a read visits with probability p (e.g. a cache miss reaches the device)
-                mask &= (op != READ) | (rng.random(n) < p_read)
-            idx = np.flatnonzero(mask)
-            cls = op[idx]
+        idx, cls = _visitors(visit, present, op, p_read, rng)
         m = n if idx is None else idx.size
-        service = np.empty(m)
-        means = []
-        for c, d in visit:
-            sel = slice(None) if len(visit) == 1 else cls == c
-            size = m if len(visit) == 1 else int(np.count_nonzero(sel))
-            dist = cfg.distribution(k, d / p_read if c == READ else d)
-            means.append(dist.mean if dist.variance == 0 else np.nan)
-            service[sel] = dist.sample(rng, size)
+        service, means = _service_times(cfg, k, visit, cls, m, p_read, rng)
         if cfg.is_delay(k):
             if idx is None:
                 t += service
@@ -157,21 +191,7 @@ def run_fast(cfg: SimConfig, requests: int, warmup: int, rng: np.random.Generato
         else:
             order = None
         mult = int(cfg.mult[k])
-        if mult > 1:
-            per = mult // cfg.nodes if cfg.local(k) else mult
-            inst = rng.integers(0, per, m)
-            weights = cfg.hot_device_weights() if k == cfg.device_station else None
-            if cfg.local(k):
-                who = np.arange(m) if idx is None else idx
-                node_of = nodes[who if order is None else who[order]]
-                if weights is not None:  # placement imbalance: device 0 of node 0 is hot
-                    on_hot = node_of == 0
-                    inst[on_hot] = rng.choice(per, int(on_hot.sum()), p=weights)
-                inst = inst + node_of * per
-            elif weights is not None:
-                inst = rng.choice(per, m, p=weights)
-        else:
-            inst = np.zeros(m, np.int64)
+        inst = _instances(cfg, k, m, idx, order, nodes, rng)
         begin = np.empty(m)
         fcfs_station(arrive, service, inst, mult, int(servers[k]), begin)
         wait = begin - arrive
