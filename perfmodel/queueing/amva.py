@@ -78,6 +78,33 @@ def _inputs(demands, servers, think_times, populations):
     return d, c.astype(np.float64), z.astype(np.float64), n.astype(np.int64)
 
 
+def _amva_iterate(dq, dd, z, n, delay, frac, method: str, tol: float, max_iter: int):
+    """The fixed point of the AMVA equations (:func:`amva`): throughputs, queues and iterations
+    (RuntimeError without convergence in ``max_iter``)."""
+    n_cls = len(n)
+    nf = n.astype(np.float64)
+    q = np.where(delay[None, :], 0.0, 1.0) * nf[:, None] / max(1, int((~delay).sum()))
+    x = np.zeros(n_cls)
+    it = 0
+    change = np.inf
+    while it < max_iter:
+        it += 1
+        tot = q.sum(axis=0)
+        arrive = tot[None, :] - (q * frac[:, None] if method == "schweitzer" else 0.0)
+        r = dq * (1.0 + arrive) + dd
+        cycle = z + r.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x_new = np.where(n > 0, nf / cycle, 0.0)
+        q = x_new[:, None] * dq * (1.0 + arrive)
+        change = np.max(np.abs(x_new - x) / np.maximum(x_new, 1e-300)) if n_cls else 0.0
+        x = x_new
+        if change < tol:
+            break
+    if change >= tol:
+        raise RuntimeError(f"amva: no convergence in {max_iter} iterations")
+    return x, q, it
+
+
 def amva(
     demands,
     servers,
@@ -138,26 +165,8 @@ def amva(
     dq = np.where(delay, 0.0, d / cq)  # queueing part
     dd = np.where(delay, d, d * (cq - 1.0) / cq)  # delay part (Seidmann)
     nf = n.astype(np.float64)
-    q = np.where(delay[None, :], 0.0, 1.0) * nf[:, None] / max(1, int((~delay).sum()))
-    x = np.zeros(n_cls)
     frac = np.where(n > 0, 1.0 / np.maximum(nf, 1.0), 0.0)
-    it = 0
-    change = np.inf
-    while it < max_iter:
-        it += 1
-        tot = q.sum(axis=0)
-        arrive = tot[None, :] - (q * frac[:, None] if method == "schweitzer" else 0.0)
-        r = dq * (1.0 + arrive) + dd
-        cycle = z + r.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            x_new = np.where(n > 0, nf / cycle, 0.0)
-        q = x_new[:, None] * dq * (1.0 + arrive)
-        change = np.max(np.abs(x_new - x) / np.maximum(x_new, 1e-300)) if n_cls else 0.0
-        x = x_new
-        if change < tol:
-            break
-    if change >= tol:
-        raise RuntimeError(f"amva: no convergence in {max_iter} iterations")
+    x, q, it = _amva_iterate(dq, dd, z, n, delay, frac, method, tol, max_iter)
     r = dq * (1.0 + (q.sum(axis=0)[None, :] - (q * frac[:, None] if method == "schweitzer" else 0.0))) + dd
     r = np.where(n[:, None] > 0, r, 0.0)
     ql = x[:, None] * r

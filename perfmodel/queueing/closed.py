@@ -471,6 +471,31 @@ def _run_convolution(net: _Net, n_max: int):
 # ----------------------------------------------------------------------------
 
 
+def _closed_inputs(demands, population, think_time, method: str):
+    """``(population, demands, think times)`` checked: a whole population >= 1, demands >= 0 with
+    stations on the last axis, think times broadcast to the batch."""
+    if method not in ("auto", "mva", "convolution"):
+        raise ValueError(f"method: expected 'auto', 'mva' or 'convolution', got {method!r}")
+    try:
+        n_max = int(population)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("population: must be an integer >= 1") from exc
+    if n_max != population or n_max < 1:
+        raise ValueError(f"population: must be an integer >= 1 (got {population!r})")
+    d = as_array(demands, "demands", nonnegative=True)
+    if d.ndim == 0:
+        d = d.reshape(1)
+    z = as_array(think_time, "think_time", nonnegative=True)
+    try:
+        z = np.broadcast_to(z, d.shape[:-1])
+    except ValueError as exc:
+        raise ValueError(
+            f"think_time, demands: shapes do not broadcast (think_time {z.shape}, "
+            f"demands {d.shape} with stations on the last axis)"
+        ) from exc
+    return n_max, d, z
+
+
 def closed_network(
     demands,
     servers,
@@ -528,26 +553,8 @@ def closed_network(
     Lazowska, E. D. et al. (1984). Quantitative System Performance, ch. 6, 8.
     Bolch, G. et al. (2006). Queueing Networks and Markov Chains, sec. 8.2.
     """
-    if method not in ("auto", "mva", "convolution"):
-        raise ValueError(f"method: expected 'auto', 'mva' or 'convolution', got {method!r}")
-    try:
-        n_max = int(population)
-    except (TypeError, ValueError) as exc:
-        raise ValueError("population: must be an integer >= 1") from exc
-    if n_max != population or n_max < 1:
-        raise ValueError(f"population: must be an integer >= 1 (got {population!r})")
-    d = as_array(demands, "demands", nonnegative=True)
-    if d.ndim == 0:
-        d = d.reshape(1)
-    z = as_array(think_time, "think_time", nonnegative=True)
+    n_max, d, z = _closed_inputs(demands, population, think_time, method)
     batch = d.shape[:-1]
-    try:
-        z = np.broadcast_to(z, batch)
-    except ValueError as exc:
-        raise ValueError(
-            f"think_time, demands: shapes do not broadcast (think_time {z.shape}, "
-            f"demands {d.shape} with stations on the last axis)"
-        ) from exc
     if batch:
         parts = [_solve_one(d[idx], servers, float(z[idx]), n_max, method) for idx in np.ndindex(*batch)]
         fields = [

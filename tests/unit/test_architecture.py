@@ -127,3 +127,15 @@ def test_library_imports_sit_at_the_top_of_their_module():
             if inner and (node.module or "").split(".")[0] == "perfmodel" and name not in DEFERRING:
                 late.append(f"{name}:{node.lineno} from {node.module}")
     assert not late, "imports inside functions:\n" + "\n".join(late)
+
+
+def test_no_library_function_is_longer_than_80_lines():
+    """Issue 38: a function a maintainer can read at once (docstring included)."""
+    long = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 80:
+                    long.append(f"perfmodel/{path.relative_to(PACKAGE)}: {node.name} ({lines} lines)")
+    assert not long, "functions over 80 lines:\n" + "\n".join(long)
