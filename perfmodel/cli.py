@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +41,8 @@ FORMATS = ("table", "csv", "json")
 EXIT_BAD_INPUT = 2
 #: exit status after Ctrl-C (128 + SIGINT)
 EXIT_INTERRUPTED = 130
+#: exit status when the reader of the output closed the pipe (128 + SIGPIPE, as a shell reports it)
+EXIT_BROKEN_PIPE = 141
 #: ``notebooks run`` asks before more runs than this when a person is at the terminal
 CONFIRM_RUNS = 20
 
@@ -870,6 +873,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as stop:
         print(f"perfmodel {args.command}: interrupted ({stop or 'Ctrl-C'})", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader stopped early (`perfmodel data | head`): no traceback
+        # Python's recipe: point stdout at /dev/null so the interpreter's final flush cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -277,3 +277,19 @@ def test_size_takes_a_target_in_planners_units_and_says_how_servers_are_deployed
     code, _, err = run(capsys, "size", str(pinned), "--target-ops", "1e5", "--slo-p99-ms", "20",
                        "--network", "eth-10g")  # fmt: skip
     assert code == 2 and "the workload file sets network: 'eth-40g'" in err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`perfmodel data --list | head`: the CLI stops quietly with 141 (128 + SIGPIPE), as a shell reports."""
+    import subprocess
+    import sys
+
+    code = "import sys; from perfmodel.cli import main; sys.exit(main())"
+    cmd = [sys.executable, "-c", code, "data", "--list"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline()  # the header: then the reader goes away with ~3,000 rows unread
+    proc.stdout.close()
+    status = proc.wait(timeout=120)
+    with proc.stderr:
+        stderr = proc.stderr.read().decode()
+    assert status == 141 and "Traceback" not in stderr, stderr
