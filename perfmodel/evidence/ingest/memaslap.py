@@ -60,7 +60,7 @@ def parse(text: str) -> Parsed:
     total = {**load, "operation": _operation(share, None)}
     out = run_measurements("total", "last line", total, [("throughput", final.group(3), "ops/s", "'TPS'")])
     for name, (key, kind) in BLOCKS.items():
-        block = re.search(rf"^{name} Statistics \((\d+) events\)\n((?:\s+\S.*\n?)+)", text, flags=re.M)
+        block = re.search(rf"^{name} Statistics \((\d+) events\)\n((?:[ \t]+\S.*\n?)+)", text, flags=re.M)
         if not block or int(block.group(1)) == 0:
             continue
         stats = dict(re.findall(r"^\s+(Avg|Max):\s+([\d.]+)", block.group(2), flags=re.M))
