@@ -42,6 +42,8 @@ READ_WRITE = {
     "randrw": ("mixed", None),
 }
 _SIZE_SUFFIX = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+#: synchronous I/O engines: one I/O in flight per job whatever iodepth says (fio caps it at 1)
+SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2")
 
 
 def detect(text: str) -> bool:
@@ -85,11 +87,18 @@ def _load(opts: dict, jobs: int) -> tuple[dict, list[str]]:
         share = 1 - float(opts["rwmixwrite"]) / 100 if share is None and "rwmixwrite" in opts else share
         share = 0.5 if share is None else share  # fio's documented default rwmixread=50
     load = {"operation": operation, "read_fraction": share, "clients": jobs, "threads_per_client": 1}
+    notes = []
     load["iodepth"] = int(opts.get("iodepth", 1))
+    if opts.get("ioengine", "psync") in SYNC_ENGINES and load["iodepth"] > 1:
+        notes.append(
+            f"iodepth={load['iodepth']} with the synchronous {opts.get('ioengine', 'psync')} engine: 1"
+        )
+        load["iodepth"] = 1
     block = size_bytes(opts.get("bs", opts.get("blocksize", "4k")))
     if block:
         load["io_bytes"] = block
-    notes = []
+    else:
+        notes.append(f"bs={opts.get('bs', opts.get('blocksize'))}: no one block size, io_bytes not recorded")
     size = size_bytes(opts.get("size", "")) if "size" in opts else None
     if size:  # one shared file (filename=) or a file per job
         load["dataset_gb"] = size * (1 if "filename" in opts else jobs) / GB

@@ -67,7 +67,7 @@ def parse_hammerdb(text: str) -> Parsed:
         raise IngestError("the HammerDB log has no 'TEST RESULT : System achieved ...' line")
     values = [("tpmc", nopm, "tpm", "NOPM"), ("throughput", tpm, "tpm", f"{database} TPM")]
     out = run_measurements("result", "'TEST RESULT' line", _hammerdb_load(text), values)
-    notes = [f"TPM counts {database}'s transactions (commits and rollbacks), not only TPC-C ones"]
+    notes = [f"TPM is {database}'s own count of transactions per minute, not only TPC-C ones"]
     return Parsed(tuple(out), needs=NEEDS, notes=tuple(notes), system=DATABASES.get(database.lower(), ""))
 
 
