@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.perfmodel-installed
 
-.PHONY: run test test-fast lint bench clean browser screenshots
+.PHONY: run test test-fast lint bench clean browser bench-tools screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ run: $(STAMP)
 	@cat out/notebooks/05-sizing/defaults-*/conclusion.txt
 
 # The whole suite on every core (pytest-xdist, whole files per worker): about 7 minutes on 2 cores.
-test: $(STAMP) browser
+test: $(STAMP) browser bench-tools
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The edit-test loop: unit and property tests without the slow ones (README commands, the wheel,
@@ -47,6 +47,28 @@ browser:
 	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 	      --no-install-recommends $(CHROMIUM_PKGS) >/dev/null ) \
 	    || echo "note: apt-get could not install $(CHROMIUM_PKGS): the browser test will be skipped"; \
+	fi
+
+# The benchmark tools whose real outputs the ingest tests read (tests/unit/test_ingest_real_tools.py):
+# Debian's fio, sysbench, redis-server + redis-tools, postgresql (pgbench), memcached +
+# libmemcached-tools (memaslap) and rocksdb-tools (db_bench), installed when missing: as root, or with
+# passwordless sudo. Where neither works those tests are skipped and say why (PERFMODEL_REQUIRE_TOOLS=1,
+# as .ci/run sets, makes a missing tool a failure).
+BENCH_PKGS := fio sysbench redis-server redis-tools postgresql memcached libmemcached-tools rocksdb-tools
+BENCH_BINS := fio sysbench redis-server redis-benchmark memcached memcaslap db_bench
+bench-tools:
+	@missing=; for b in $(BENCH_BINS); do command -v $$b >/dev/null || missing="$$missing $$b"; done; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing initdb"; \
+	if [ -z "$$missing" ]; then :; \
+	elif ! command -v apt-get >/dev/null; then \
+	  echo "note: no apt-get to install$$missing: their ingest tests will be skipped"; \
+	else \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	  else echo "note: installing$$missing needs root: their ingest tests will be skipped"; exit 0; fi; \
+	  echo "installing $(BENCH_PKGS) (Debian packages) for the ingest tests"; \
+	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	      --no-install-recommends $(BENCH_PKGS) >/dev/null ) \
+	    || echo "note: apt-get could not install $(BENCH_PKGS): their ingest tests will be skipped"; \
 	fi
 
 # docs/screenshots/planner-*.png: the planner in JupyterLab (headless Chromium) at the defaults, at a

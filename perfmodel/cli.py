@@ -4,7 +4,8 @@ Verbs so far: ``platforms``, ``devices``, ``networks`` (the hardware catalog),
 ``data`` (recorded benchmark figures), ``predict`` (a workload file on one or
 more platforms), ``size`` (node counts per platform for a target and SLO),
 ``simulate`` (predict's columns by discrete events, with confidence
-intervals and a progress bar), ``calibrate`` and ``validate`` (fit the
+intervals and a progress bar), ``ingest`` (benchmark tools' outputs into figures),
+``calibrate`` and ``validate`` (fit the
 parameters, and report every figure predicted vs recorded) and ``report``
 (what ``make run`` runs), ``notebooks list|run`` (the papermill notebooks over
 a parameter grid, see :mod:`perfmodel.run.batch`).
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import perfmodel
+from perfmodel.evidence import ingest as _ingest
 from perfmodel.evidence import recorded as benchmarks
 from perfmodel.inputs import catalog, units
 from perfmodel.inputs.errors import DataError, UnknownNameError
@@ -340,6 +342,40 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    import csv
+    import os
+
+    fields = {}
+    for item in args.set or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {item!r}: expected COLUMN=VALUE")
+        fields[key.strip()] = value.strip()
+    system = args.system or ""
+    if system.endswith((".yaml", ".yml")):  # a spec path: as the written CSV will find it
+        base = Path(args.out).resolve().parent if args.out else Path.cwd()
+        system = os.path.relpath(Path(system).resolve(), base) if args.out else str(Path(system).resolve())
+    given = {"system": system, "platform_id": args.platform, "device_id": args.device, "nodes": args.nodes,
+             "network_id": args.network, "variant": args.variant, "source": args.source,
+             "source_id": args.source_id, "group": args.lab, "fields": fields}  # fmt: skip
+    results = _ingest.ingest_files(args.files, fmt=args.input_format, **given)
+    rows = [row for _, done in results for row in done.rows]
+    for path, done in results:
+        print("\n".join(_ingest.summary_lines(path, done)), file=sys.stderr)
+    if not rows:
+        raise ValueError("no figures: nothing in these outputs is a figure the model records")
+    frame = _ingest.validate_csv(rows, _user_catalog(args), args.out)
+    if args.out:
+        print(f"wrote {len(frame)} figures to {args.out}; use them with --data {args.out} "
+              "(perfmodel validate, calibrate)", file=sys.stderr)  # fmt: skip
+    else:
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return 0
+
+
 #: the sizing table as printed (feasibility shows as an empty ``reason``)
 
 
@@ -531,7 +567,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"perfmodel {perfmodel.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_add_catalog_verbs, _add_data, _add_predict, _add_simulate, _add_calibrate, _add_validate,
-                _add_first_look, _add_size, _add_notebooks, _add_report):  # fmt: skip
+                _add_first_look, _add_ingest, _add_size, _add_notebooks, _add_report):  # fmt: skip
         add(sub)
     return parser
 
@@ -708,6 +744,36 @@ def _add_first_look(sub) -> None:
                     help="record these sources' first look (their figures predicted by the model as "
                     "committed; the record is append-only)")  # fmt: skip
     fl.set_defaults(func=_cmd_first_look)
+
+
+def _add_ingest(sub) -> None:
+    """``ingest``: benchmark tools' outputs read into figures (:mod:`perfmodel.evidence.ingest`)."""
+    ing = sub.add_parser(
+        "ingest", help="read benchmark tools' outputs (fio, sysbench, pgbench, ...) as figures"
+    )
+    ing.add_argument("files", nargs="+", metavar="FILE", help="tool outputs, one run each")
+    formats = ", ".join(_ingest.FORMATS)
+    ing.add_argument(
+        "--format", dest="input_format", default=None, help=f"their format: {formats} (default: detected)"
+    )
+    for flag, text in (
+        ("--system", "system spec id or YAML (default: the one the tool or the output names)"),
+        ("--platform", "the server: a catalog platform id (perfmodel platforms)"),
+        ("--device", "the data drive: a catalog device id (perfmodel devices)"),
+        ("--network", "the network the load crossed: a catalog network id (perfmodel networks)"),
+        ("--variant", "a short tag of the configuration"),
+        ("--source", "the figures' source (default: the file name)"),
+        ("--source-id", "short id of the source (default: the file stem)"),
+        ("--lab", "the lab: sources that share one are held out together"),
+        ("--out", "write the figures (CSV) here (default: standard output)"),
+    ):
+        ing.add_argument(flag, default=None, help=text)
+    ing.add_argument("--nodes", type=_whole(1), default=None, help="server nodes (default 1)")
+    ing.add_argument(
+        "--set", action="append", metavar="COLUMN=VALUE", help="a column the output lacks: clients=50"
+    )
+    with_catalog(ing)
+    ing.set_defaults(func=_cmd_ingest)
 
 
 def _add_size(sub) -> None:

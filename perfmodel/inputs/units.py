@@ -54,6 +54,7 @@ _UNITS = [
     Unit("s", "time", 1.0, "s"),
     Unit("ms", "time", 1e-3, "s"),
     Unit("us", "time", 1e-6, "s"),
+    Unit("ns", "time", 1e-9, "s"),
     Unit("min", "time", 60.0, "s"),
     # sizes
     Unit("B", "size", 1.0, "B"),
