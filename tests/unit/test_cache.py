@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 
 import numpy as np
@@ -195,17 +194,15 @@ def test_zipf_broadcasts_over_all_arguments():
     assert h[0, 1, 2] == zipf_hit_ratio(1e3, 1e9, 1.3)
 
 
-def test_zipf_grid_with_few_distinct_triples_is_fast():
+def test_a_zipf_grid_with_few_distinct_triples_equals_each_one_alone():
+    """The grid is solved once per distinct (cache, items, s); its speed is measured in
+    benchmarks/bench_cache.py, not here (correctness tests stay untimed)."""
     rng = np.random.default_rng(7)
     cache = np.logspace(2, 9, 10)[rng.integers(0, 10, 100_000)]
     items = np.logspace(6, 10, 5)[rng.integers(0, 5, 100_000)]
     s = np.array([0.6, 0.8, 0.99, 1.1, 1.3, 1.5])[rng.integers(0, 6, 100_000)]
-    zipf_hit_ratio(cache[:10], items[:10], s[:10])  # warm caches (imports, leggauss)
-    start = time.perf_counter()
     h = zipf_hit_ratio(cache, items, s)
-    elapsed = time.perf_counter() - start
     assert h.shape == (100_000,)
-    assert elapsed < 0.5, elapsed
     i = 12345
     assert h[i] == zipf_hit_ratio(cache[i], items[i], s[i])
 
