@@ -26,11 +26,11 @@ def _seed_randomness():
 
 @pytest.fixture
 def readme_walkthrough(tmp_path, monkeypatch) -> dict[str, str]:
-    """The README's "Bring your own data" files written into a scratch folder (the cwd); returns
+    """docs/guide.md's "Bring your own data" files written into a scratch folder (the cwd); returns
     ``{name: body}`` of every fenced block after a ``<!-- walkthrough: name -->`` marker."""
     import re
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
     blocks = dict(re.findall(r"<!-- walkthrough: (\S+) -->\s*```[a-z]*\n(.*?)```", text, flags=re.S))
     for name, body in blocks.items():
         if name != "commands":

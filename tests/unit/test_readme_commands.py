@@ -1,4 +1,4 @@
-"""Every perfmodel command in the README's code blocks runs and exits 0, as written.
+"""Every perfmodel command in the code blocks of the README and docs/guide.md runs and exits 0.
 
 Run from a scratch folder that holds the repository's ``data/`` and
 ``notebooks/`` (symlinks) and the files of the "Bring your own data"
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = "".join((ROOT / page).read_text(encoding="utf-8") for page in ("README.md", "docs/guide.md"))
     lines = []
     for block in re.findall(r"```sh\n(.*?)```", text, flags=re.S):
         block = block.replace("\\\n", " ")

@@ -1,4 +1,4 @@
-"""README's "Bring your own data": the files and commands, run exactly as written.
+"""docs/guide.md's "Bring your own data": the files and commands, run exactly as written.
 
 A new server with its own drive and NIC, and a new database, added as YAML
 only -- no Python code -- then predicted and sized from the command line.

@@ -211,7 +211,7 @@ def test_a_shadowing_catalog_is_refused_on_the_command_line_unless_override(tmp_
 
 
 def _spec(tmp_path, share="0.6", unit='"-"', name="cache_share_of_ram") -> Path:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
     body = text[text.index("<!-- walkthrough: my-db.yaml -->") :]
     body = body[body.index("```yaml\n") + len("```yaml\n") : body.index("```\n", body.index("```yaml\n") + 8)]
     body = body.replace('cache_share_of_ram: {value: 0.6, unit: "-"',
