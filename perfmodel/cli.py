@@ -8,7 +8,8 @@ intervals and a progress bar), ``ingest`` (benchmark tools' outputs into figures
 ``calibrate`` and ``validate`` (fit the
 parameters, and report every figure predicted vs recorded) and ``report``
 (what ``make run`` runs), ``notebooks list|run`` (the papermill notebooks over
-a parameter grid, see :mod:`perfmodel.run.batch`).
+a parameter grid, see :mod:`perfmodel.run.batch`), ``probe`` (this machine as a
+platform file, see :mod:`perfmodel.inputs.probe`).
 Each verb that prints a table takes ``--format table|csv|json``.
 
 Exit status: 0 done; 1 done, but some notebook runs failed; 2 a bad request (a
@@ -449,6 +450,33 @@ def _cmd_size(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from perfmodel.inputs import probe
+
+    for name in args.device or []:  # a user's id that is not in the catalog: an error listing the valid ones
+        catalog.load_device(name)
+    if args.network:
+        catalog.load_network(args.network)
+    if args.base_ghz is not None and not args.base_ghz > 0:
+        raise ValueError(f"--base-ghz: must be the CPU's base clock in GHz (> 0), got {args.base_ghz}")
+    choices = probe.Choices(args.id, args.network, tuple(args.device or ()), args.base_ghz)
+    draft = probe.probe(args.root, choices, timeout_s=args.timeout)
+    out = Path(args.out or f"{draft.entry['id']}.yaml")
+    out.write_text(probe.to_yaml(draft), encoding="utf-8")
+    print("\n".join(probe.summary_lines(draft)))
+    print(f"\nwrote {out}")
+    if not draft.complete:
+        fill = ", ".join(draft.missing)
+        print(
+            f"perfmodel probe: error: {out} is a draft: fill {fill}, or rerun with the options named",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    platform = catalog.load_platform(out)
+    print(f"{out} loads in the catalog as platform {platform.id}; use it with --platform {out}")
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from perfmodel.plan.report import main_report
 
@@ -566,8 +594,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"perfmodel {perfmodel.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_catalog_verbs, _add_data, _add_predict, _add_simulate, _add_calibrate, _add_validate,
-                _add_first_look, _add_ingest, _add_size, _add_notebooks, _add_report):  # fmt: skip
+    verbs = (_add_catalog_verbs, _add_data, _add_predict, _add_simulate, _add_calibrate, _add_validate,
+             _add_first_look, _add_ingest, _add_probe, _add_size, _add_notebooks, _add_report)  # fmt: skip
+    for add in verbs:
         add(sub)
     return parser
 
@@ -886,6 +915,35 @@ def _add_report(sub) -> None:
     rep.add_argument("--full", action="store_true", help="add every SMT mode, the catalog, the figures and "
                      "the validation after the answer")  # fmt: skip
     rep.set_defaults(func=_cmd_report)
+
+
+def _add_probe(sub) -> None:
+    """``probe``: this machine as a platform file."""
+    prb = sub.add_parser("probe", help="write this machine as a platform YAML (lscpu, /proc, /sys, lsblk)")
+    prb.add_argument("--out", default=None, metavar="FILE.yaml", help="the file to write (default: ID.yaml)")
+    prb.add_argument("--id", default=None, help="the platform's id (default: probe-HOSTNAME)")
+    prb.add_argument(
+        "--network", metavar="ID", help="catalog network, where no NIC tells its speed (a VM's NIC)"
+    )
+    prb.add_argument(
+        "--device",
+        action="append",
+        metavar="ID",
+        help="catalog device per data drive no device fits (repeatable)",
+    )
+    prb.add_argument(
+        "--base-ghz", type=float, help="the CPU's rated base clock [GHz], where it cannot be read"
+    )
+    prb.add_argument(
+        "--root",
+        default="/",
+        metavar="DIR",
+        help="read a snapshot of /proc and /sys under DIR (no command runs)",
+    )
+    prb.add_argument(
+        "--timeout", type=_seconds, default=10.0, metavar="S", help="limit per command [s] (default 10)"
+    )
+    prb.set_defaults(func=_cmd_probe)
 
 
 def with_catalog(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

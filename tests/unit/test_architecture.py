@@ -89,7 +89,7 @@ def test_there_is_no_import_cycle():
         state[node] = 1
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                cycle.extend([*path[path.index(nxt):], nxt] if nxt in path else [node, nxt])
+                cycle.extend([*path[path.index(nxt) :], nxt] if nxt in path else [node, nxt])
                 return True
             if nxt not in state and visit(nxt, [*path, nxt]):
                 return True
