@@ -39,6 +39,7 @@ _CLIENT_METRICS = {
     "iops": "throughput_ops_s",
     "tpmc": "tpmc",
     "latency_mean": "latency_mean_ms",
+    "latency_p50": "latency_p50_ms",
     "latency_p95": "latency_p95_ms",
     "latency_p99": "latency_p99_ms",
     "latency_p999": "latency_p999_ms",
@@ -67,6 +68,7 @@ def missing_load(row: Mapping[str, Any]) -> str:
         "tpmc",
         "bandwidth",
         "latency_mean",
+        "latency_p50",
         "latency_p95",
         "latency_p99",
         "latency_p999",
@@ -113,8 +115,8 @@ def _figure_knobs(row: Mapping[str, Any], get) -> dict[str, Any]:
     if wal is not None and not (isinstance(wal, float) and math.isnan(wal)):
         if wal != "" or row.get("_wal_explicit"):
             knobs["wal_device"] = str(wal)
-    if get("read_source") == "disk":
-        knobs["cache_state"] = "cold"
+    if get("read_source"):  # disk: a cold cache, every read misses; cache: every read hits
+        knobs["cache_state"] = "cold" if get("read_source") == "disk" else "resident"
     if not _blank(row.get("numa_binding")):
         knobs["numa_binding"] = row["numa_binding"] == "bound"
     if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.model.chain._erasure_coding)
@@ -206,7 +208,7 @@ def _value(out: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, str]:
     io_type = row.get("io_type") or ""
     op = row.get("operation")
     if level == "client":
-        if metric in ("latency_mean", "latency_p95", "latency_p99", "latency_p999"):
+        if metric in ("latency_mean", "latency_p50", "latency_p95", "latency_p99", "latency_p999"):
             column = _CLIENT_METRICS[metric]
             if op == "read":
                 column = "read_" + column
@@ -281,6 +283,9 @@ _WORKLOAD_ARRAYS = (
     "iodepth",
     "think_time_s",
     "replication_factor",
+    "zipf_s",
+    "hot_data_fraction",
+    "hot_op_fraction",
 )
 
 
@@ -363,6 +368,7 @@ def _vector_call(configs: list[dict[str, Any]]) -> dict[str, Any]:
         name: np.array([getattr(c["workload"], name) for c in configs], dtype=float)
         for name in _WORKLOAD_ARRAYS
     }
+    fields["key_distribution"] = np.array([c["workload"].key_distribution for c in configs], dtype=object)
     acks = np.array([float(c["workload"].acks) for c in configs])
     fields["read_consistency"] = np.array([float(c["workload"].read_acks) for c in configs]).astype(int)
     if configs[0]["workload"].closed:

@@ -32,6 +32,7 @@ from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.catalog import Catalog, default_catalog
 from perfmodel.inputs.consistency import CONSISTENCY_LEVELS
 from perfmodel.inputs.errors import DataError, Problem
+from perfmodel.inputs.keys import KEY_DISTRIBUTIONS
 from perfmodel.inputs.systems import list_systems, load_system
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
@@ -51,6 +52,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "iops": ("rate",),
     "bandwidth": ("bandwidth",),
     "latency_mean": ("time",),
+    "latency_p50": ("time",),
     "latency_p95": ("time",),
     "latency_p99": ("time",),
     "latency_p999": ("time",),
@@ -143,6 +145,38 @@ COLUMNS: tuple[Column, ...] = (
     Column("object_bytes", "float", False, "row / value / object size [B]", config=True),
     Column("io_bytes", "float", False, "I/O (block) size the figure refers to [B]", config=True),
     Column("dataset_gb", "float", False, "dataset size [GB = 1e9 B]", config=True),
+    Column(
+        "key_distribution",
+        "choice",
+        False,
+        "which keys the requests pick (perfmodel.inputs.keys): uniform, zipf (YCSB zipfian), latest "
+        "(YCSB workload D), hotspot (YCSB hotspot), special (sysbench 1.0's default --rand-type); "
+        "blank = uniform",
+        KEY_DISTRIBUTIONS,
+        config=True,
+    ),
+    Column(
+        "zipf_s",
+        "float",
+        False,
+        "Zipf exponent for zipf / latest keys [-] (blank = 0.99, YCSB's)",
+        config=True,
+    ),
+    Column(
+        "hot_data_fraction",
+        "fraction",
+        False,
+        "the hot set's share of the keys [-] (hotspot, special; blank: YCSB's 0.2, sysbench's 0.01)",
+        config=True,
+    ),
+    Column(
+        "hot_op_fraction",
+        "fraction",
+        False,
+        "the share of requests that go to the hot set [-] (hotspot, special; blank: YCSB's 0.8, "
+        "sysbench's 0.75)",
+        config=True,
+    ),
     Column("clients", "int", False, "client processes / loaders / volumes [count]", config=True),
     Column("threads_per_client", "int", False, "threads per client [count]", config=True),
     Column("iodepth", "int", False, "outstanding I/Os per client [count]", config=True),
@@ -166,7 +200,15 @@ COLUMNS: tuple[Column, ...] = (
         "request takes them (true/false; blank = false: its own cores or host)",
         config=True,
     ),
-    Column("read_source", "choice", False, "reads served from cache or disk", READ_SOURCES, config=True),
+    Column(
+        "read_source",
+        "choice",
+        False,
+        "reads served from cache (the source shows every read hit memory: the cache hit ratio is 1) "
+        "or disk (a cold cache: every read misses); blank: the cache model's hit ratio",
+        READ_SOURCES,
+        config=True,
+    ),
     Column(
         "client_link_gbps",
         "float",

@@ -118,8 +118,9 @@ KNOBS: dict[str, Knob] = {
             "choice",
             "",
             "warm",
-            "warm, or cold: after a restart every read misses",
-            choices=("warm", "cold"),
+            "warm (the cache model's hit ratio), cold (after a restart every read misses) or "
+            "resident (every read hits: the data a run touches is in memory)",
+            choices=("warm", "cold", "resident"),
         ),  # fmt: skip
         Knob(
             "client_colocated",

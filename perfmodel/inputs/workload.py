@@ -22,10 +22,11 @@ import numpy as np
 from perfmodel.inputs import knobs as settings
 from perfmodel.inputs.consistency import acks_required
 from perfmodel.inputs.errors import read_text
+from perfmodel.inputs.keys import KEY_DISTRIBUTIONS, YCSB_ZIPF_S
 from perfmodel.inputs.units import GIB
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
-DISTRIBUTIONS = ("uniform", "zipf")
+DISTRIBUTIONS = KEY_DISTRIBUTIONS
 
 
 def _numeric(
@@ -111,8 +112,13 @@ class Workload:
         network [B]; defaults to ``io_bytes`` (a key-value store ships the
         value, a block store the block), and for ``tpcc`` to
         :data:`TPCC_MESSAGE_BYTES` (a transaction returns rows, not pages).
-    key_distribution : ``uniform`` or ``zipf`` key popularity.
-    zipf_s : Zipf exponent [-] (>= 0) when ``key_distribution`` is ``zipf``.
+    key_distribution : key popularity, one of :data:`perfmodel.inputs.keys.KEY_DISTRIBUTIONS`
+        (``uniform``, ``zipf``, ``latest``, ``hotspot``, ``special``; a name per configuration
+        as an array is accepted): see :mod:`perfmodel.inputs.keys`.
+    zipf_s : Zipf exponent [-] (>= 0) when ``key_distribution`` is ``zipf`` or ``latest``.
+    hot_data_fraction, hot_op_fraction : the hot set's share of the keys and of the requests
+        [-] (``hotspot``, ``special``); NaN or None: the generator's defaults
+        (:data:`perfmodel.inputs.keys.HOT_DEFAULTS`).
     clients, threads_per_client, iodepth : closed loop: ``clients x
         threads_per_client x iodepth`` requests outstanding [count].
     think_time_s : think time between a response and the next request [s].
@@ -134,8 +140,10 @@ class Workload:
     dataset_bytes: Any = 0.0
     io_bytes: Any = None
     message_bytes: Any = None
-    key_distribution: str = "uniform"
+    key_distribution: Any = "uniform"
     zipf_s: Any = 0.99
+    hot_data_fraction: Any = None
+    hot_op_fraction: Any = None
     clients: Any = None
     threads_per_client: Any = 1
     iodepth: Any = 1
@@ -151,10 +159,26 @@ class Workload:
 
         if self.operation not in OPERATIONS:
             raise ValueError(f"operation: must be one of {', '.join(OPERATIONS)}, got {self.operation!r}")
-        if self.key_distribution not in DISTRIBUTIONS:
+        names = np.asarray(self.key_distribution, dtype=object)
+        unknown = sorted({str(n) for n in names.ravel()} - set(DISTRIBUTIONS))
+        if unknown:
             raise ValueError(
-                f"key_distribution: must be one of {', '.join(DISTRIBUTIONS)}, got {self.key_distribution!r}"
+                f"key_distribution: must be one of {', '.join(DISTRIBUTIONS)}, got {unknown[0]!r}"
             )
+        if names.ndim:
+            put("key_distribution", names)
+        for name in ("hot_data_fraction", "hot_op_fraction"):
+            value = math.nan if getattr(self, name) is None else getattr(self, name)
+            arr = np.asarray(value, dtype=float)
+            bad = np.isfinite(arr) & ~(
+                (arr > 0.0) & (arr < 1.0) if name == "hot_data_fraction" else (arr >= 0.0) & (arr <= 1.0)
+            )
+            if bad.any():
+                raise ValueError(
+                    f"{name}: must be a share in (0, 1) ([0, 1] for hot_op_fraction), "
+                    f"got {arr[bad].ravel()[0]!r}"
+                )
+            put(name, float(arr) if arr.ndim == 0 else arr)
         put("read_fraction", _numeric(self.read_fraction, "read_fraction", lo=0.0, hi=1.0))
         size = dict(lo=0.0, strict_lo=True, hi=MAX_OBJECT_BYTES, why="1 TiB: larger is not one request")
         put("object_bytes", _numeric(self.object_bytes, "object_bytes", **size))
@@ -292,6 +316,10 @@ class Workload:
             io_bytes=float(get("io_bytes") or object_bytes),
             dataset_bytes=float(get("dataset_gb", 0.0)) * 1e9,
             replication_factor=int(get("replication_factor", 1)),
+            key_distribution=str(get("key_distribution", "uniform")),
+            zipf_s=float(get("zipf_s", YCSB_ZIPF_S)),
+            hot_data_fraction=get("hot_data_fraction"),
+            hot_op_fraction=get("hot_op_fraction"),
             **load,
         )
 

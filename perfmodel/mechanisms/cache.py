@@ -32,19 +32,25 @@ results are continuous in N and s = 0 reproduces C / N exactly.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from perfmodel.inputs._validate import as_array, broadcast
+from perfmodel.inputs.keys import HOT_DEFAULTS, KEY_DISTRIBUTIONS, SPECIAL_ITERATIONS
 
 __all__ = [
     "che_characteristic_time",
     "hit_ratio",
+    "hit_ratios",
+    "key_classes",
     "lru_hit_ratio_che",
+    "piecewise_hit_ratio",
     "uniform_hit_ratio",
     "zipf_hit_ratio",
 ]
 
-DISTRIBUTIONS = ("uniform", "zipf")
+DISTRIBUTIONS = KEY_DISTRIBUTIONS
 
 _HEAD = 256  # Zipf ranks summed exactly; ranks above go to Euler-Maclaurin
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
@@ -426,11 +432,130 @@ def zipf_hit_ratio(cache_items, n_items, s) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------
+# popularity uniform within classes: a hot set (YCSB hotspot, sysbench special)
+# ----------------------------------------------------------------------------
+
+
+def piecewise_hit_ratio(cache_fraction, item_shares, request_shares) -> np.ndarray:
+    """LRU hit ratio, Che's approximation, when keys fall into classes of equal popularity [-].
+
+    Parameters
+    ----------
+    cache_fraction : array_like
+        c = C / N, the share of the data set's items the cache holds [-], >= 0; shape (rows,).
+    item_shares : array_like
+        a_k, the share of the items in class k [-], shape (rows, K) (or (K,)); each row sums to 1.
+    request_shares : array_like
+        q_k, the share of requests that pick a key of class k (uniformly within it) [-], same
+        shape; each row sums to 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        h = sum_k q_k (1 - exp(-q_k x / a_k)) with x = T / N solving
+        sum_k a_k (1 - exp(-q_k x / a_k)) = c: Che's sums over the N items, grouped by class
+        (every one of the a_k N items of class k has popularity q_k / (a_k N)), so exact for
+        Che at any N. 1 when c covers every requested class, 0 when c = 0; one class (K = 1)
+        gives min(1, c).
+
+    References
+    ----------
+    Che, Tung & Wang (2002), IEEE JSAC 20(7); Fricker, Robert & Roberts (2012), Proc. ITC 24.
+    """
+    c = np.atleast_1d(_items(cache_fraction, "cache_fraction"))
+    a = np.atleast_2d(as_array(item_shares, "item_shares", nonnegative=True))
+    q = np.atleast_2d(as_array(request_shares, "request_shares", nonnegative=True))
+    a, q = np.broadcast_to(a, (c.size, a.shape[-1])), np.broadcast_to(q, (c.size, q.shape[-1]))
+    for name, arr in (("item_shares", a), ("request_shares", q)):
+        if (np.abs(arr.sum(axis=1) - 1.0) > 1e-9).any():
+            raise ValueError(f"{name}: each row must sum to 1")
+    if ((a == 0) & (q > 0)).any():
+        raise ValueError("request_shares: a class with no items cannot be requested")
+    asked = q > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_r = np.where(asked, np.log(q) - np.log(np.where(asked, a, 1.0)), -np.inf)  # q_k / a_k
+    held = np.where(asked, a, 0.0).sum(axis=1)  # items ever requested [share]
+    out = np.where(c >= held - 1e-12, 1.0, 0.0)
+    todo = np.flatnonzero((c > 0) & (c < held - 1e-12))
+    if todo.size:
+        lr, ai, ci = log_r[todo], np.where(asked, a, 0.0)[todo], c[todo]
+
+        def occupancy(y, sel):
+            z = np.exp(np.minimum(y[:, None] + lr[sel], _LOG_BIG))  # q_k x / a_k
+            return (ai[sel] * -np.expm1(-z)).sum(axis=1), (ai[sel] * z * np.exp(-z)).sum(axis=1)
+
+        # 1 - e^-z <= z gives x >= c; every requested class holds at least a_k (1 - e^{-r_min x})
+        lo = np.log(ci)
+        hi = _log_neg_log1p_neg(ci, held[todo]) - np.where(np.isfinite(lr), lr, np.inf).min(axis=1)
+        y = _solve_log_root(occupancy, lo, hi, ci)
+        z = np.exp(np.minimum(y[:, None] + lr, _LOG_BIG))
+        out[todo] = np.clip((q[todo] * -np.expm1(-z)).sum(axis=1), 0.0, 1.0)
+    return out
+
+
+def _irwin_hall_mean_cdf(u: np.ndarray, n: int) -> np.ndarray:
+    """P(mean of n uniform(0, 1) numbers <= u): the Irwin-Hall CDF at n u [-].
+
+    F(s) = (1 / n!) sum_{k=0}^{floor(s)} (-1)^k C(n, k) (s - k)^n, evaluated on the lower half
+    and mirrored (F(s) = 1 - F(n - s)) to keep the alternating sum short. Johnson, Kotz &
+    Balakrishnan (1995), Continuous Univariate Distributions vol. 2, ch. 26.
+    """
+    s = np.clip(np.asarray(u, dtype=float), 0.0, 1.0) * n
+    low = np.minimum(s, n - s)
+    total = np.zeros_like(low)
+    for k in range(n // 2 + 1):
+        total += np.where(low > k, (-1.0) ** k * math.comb(n, k) * (low - k) ** n, 0.0)
+    cdf = total / math.factorial(n)
+    return np.where(s <= n / 2, cdf, 1.0 - cdf)
+
+
+def key_classes(distribution: str, hot_data_fraction: float, hot_op_fraction: float, bins: int = 400):
+    """(item shares, request shares) of a hot-set key distribution's classes [-].
+
+    ``hotspot`` (YCSB ``HotspotIntegerGenerator``): two classes, the hot keys and the rest.
+    ``special`` (sysbench ``sb_rand_special``): the key range cut into ``bins`` equal slices plus
+    the hot slice's edges; a slice's requests are ``hot_op_fraction`` x its overlap with the
+    hot slice / that slice's width, plus ``1 - hot_op_fraction``
+    x the mass the bell (the mean of :data:`~perfmodel.inputs.keys.SPECIAL_ITERATIONS` uniform
+    numbers) puts on it. The hot slice is the upper ``hot_op_fraction`` of a central slice of width
+    ``hot_data_fraction`` (0.75% of the keys at sysbench's defaults, not 1%): the code maps the
+    uniform number that chose the hot branch, which lies in [1 - hot_op_fraction, 1), onto it.
+    Within a slice keys are taken as equally popular: with 400 slices the
+    hit ratio is within 1e-3 of the per-key sum (unit tests).
+    """
+    d, o = float(hot_data_fraction), float(hot_op_fraction)
+    if not (0.0 < d < 1.0 and 0.0 <= o <= 1.0):
+        raise ValueError(f"hot_data_fraction must be in (0, 1), hot_op_fraction in [0, 1]; got {d}, {o}")
+    if distribution == "hotspot":
+        return np.array([d, 1.0 - d]), np.array([o, 1.0 - o])
+    if distribution != "special":
+        raise ValueError(f"distribution: {distribution!r} has no hot set (hotspot, special)")
+    # sb_rand_special maps the same uniform number that chose the hot branch (so in [1 - o, 1))
+    # onto the slice: only its upper share o is ever picked, o x d of the key range
+    lo_hot, hi_hot = 0.5 - d / 2.0 + (1.0 - o) * d, 0.5 + d / 2.0
+    edges = np.unique(np.concatenate([np.linspace(0.0, 1.0, bins + 1), [lo_hot, hi_hot]]))
+    width = np.diff(edges)
+    bell = np.diff(_irwin_hall_mean_cdf(edges, SPECIAL_ITERATIONS))
+    overlap = np.clip(np.minimum(edges[1:], hi_hot) - np.maximum(edges[:-1], lo_hot), 0.0, None)
+    requests = (1.0 - o) * bell + o * overlap / max(hi_hot - lo_hot, 1e-300)
+    return width / width.sum(), requests / requests.sum()
+
+
+# ----------------------------------------------------------------------------
 # convenience: bytes in, hit ratio out
 # ----------------------------------------------------------------------------
 
 
-def hit_ratio(cache_bytes, dataset_bytes, object_bytes, *, distribution: str = "uniform", zipf_s=0.99):
+def hit_ratio(
+    cache_bytes,
+    dataset_bytes,
+    object_bytes,
+    *,
+    distribution: str = "uniform",
+    zipf_s=0.99,
+    hot_data_fraction: float | None = None,
+    hot_op_fraction: float | None = None,
+):
     """Hit ratio of a cache from sizes in bytes and a key distribution [-].
 
     Parameters
@@ -441,12 +566,16 @@ def hit_ratio(cache_bytes, dataset_bytes, object_bytes, *, distribution: str = "
         Size of the data set that requests touch [B], >= 0.
     object_bytes : array_like
         Size of one cached object (row, block, onode) [B], > 0.
-    distribution : {"uniform", "zipf"}
-        Key popularity: uniform (any policy, exact) or Zipf with exponent
-        ``zipf_s`` (LRU, Che's approximation).
+    distribution : {"uniform", "zipf", "latest", "hotspot", "special"}
+        Key popularity (:mod:`perfmodel.inputs.keys`): uniform (any policy, exact), Zipf with
+        exponent ``zipf_s`` (``latest`` the same, over recency), or a hot set (YCSB
+        ``hotspot``, sysbench ``special``) under LRU, Che's approximation.
     zipf_s : array_like
-        Zipf exponent s [-], >= 0 (used when ``distribution="zipf"``); YCSB's
-        zipfian generator uses 0.99.
+        Zipf exponent s [-], >= 0 (used when ``distribution`` is ``zipf`` or ``latest``);
+        YCSB's zipfian generator uses 0.99.
+    hot_data_fraction, hot_op_fraction : float, optional
+        The hot set's share of the keys and of the requests [-] (``hotspot``, ``special``);
+        None: the generator's defaults (:data:`perfmodel.inputs.keys.HOT_DEFAULTS`).
 
     Returns
     -------
@@ -468,12 +597,60 @@ def hit_ratio(cache_bytes, dataset_bytes, object_bytes, *, distribution: str = "
     ob = as_array(object_bytes, "object_bytes", positive=True)
     if not isinstance(distribution, str) or distribution.lower() not in DISTRIBUTIONS:
         raise ValueError(f"distribution: unknown {distribution!r}; valid: {', '.join(DISTRIBUTIONS)}")
-    if distribution.lower() == "uniform":
+    distribution = distribution.lower()
+    if distribution == "uniform":
         cb, db, ob = broadcast(cache_bytes=cb, dataset_bytes=db, object_bytes=ob)
         out = uniform_hit_ratio(cb / ob, db / ob)
+    elif distribution in HOT_DEFAULTS:
+        default_d, default_o = HOT_DEFAULTS[distribution]
+        shares = key_classes(
+            distribution,
+            default_d if hot_data_fraction is None else hot_data_fraction,
+            default_o if hot_op_fraction is None else hot_op_fraction,
+        )
+        cb, db, ob = broadcast(cache_bytes=cb, dataset_bytes=db, object_bytes=ob)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(db > 0, cb / np.where(db > 0, db, 1.0), 1.0)
+        out = piecewise_hit_ratio(np.minimum(frac, 1.0).ravel(), *shares).reshape(frac.shape)
     else:
         s = as_array(zipf_s, "zipf_s", nonnegative=True)
         cb, db, ob, s = broadcast(cache_bytes=cb, dataset_bytes=db, object_bytes=ob, zipf_s=s)
         out = zipf_hit_ratio(cb / ob, db / ob, s)
     # decide the limits on the byte sizes, so rounding in the division cannot move them
     return np.where(cb >= db, 1.0, np.where(cb == 0, 0.0, out))
+
+
+def hit_ratios(
+    cache_bytes, dataset_bytes, object_bytes, distribution, *, zipf_s, hot_data_fraction, hot_op_fraction
+):
+    """:func:`hit_ratio` with a key distribution per element [-] (a sweep or a table of figures).
+
+    ``distribution`` is an array of names (:data:`~perfmodel.inputs.keys.KEY_DISTRIBUTIONS`);
+    ``zipf_s``, ``hot_data_fraction`` and ``hot_op_fraction`` arrays of the same shape (NaN
+    shares: the generator's defaults). Each distinct distribution (and pair of hot-set shares)
+    is solved once, over its elements.
+    """
+    names = np.asarray(distribution, dtype=object)
+    shape = names.shape
+    cb, db, ob = (
+        np.broadcast_to(np.asarray(x, dtype=float), shape) for x in (cache_bytes, dataset_bytes, object_bytes)
+    )
+    if (names == "uniform").all():
+        return hit_ratio(cb, db, ob)
+    zs = np.broadcast_to(np.asarray(zipf_s, dtype=float), shape)
+    hot_d = np.nan_to_num(np.broadcast_to(np.asarray(hot_data_fraction, dtype=float), shape), nan=-1.0)
+    hot_o = np.nan_to_num(np.broadcast_to(np.asarray(hot_op_fraction, dtype=float), shape), nan=-1.0)
+    out = np.empty(shape)
+    for name in np.unique(names):
+        sel = names == name
+        if name in HOT_DEFAULTS:  # a hot set: one solve per distinct pair of shares (-1: unset)
+            for d, o in np.unique(np.stack([hot_d[sel], hot_o[sel]], axis=1), axis=0):
+                same = sel & (hot_d == d) & (hot_o == o)
+                out[same] = hit_ratio(
+                    cb[same], db[same], ob[same], distribution=str(name),
+                    hot_data_fraction=None if d < 0 else d, hot_op_fraction=None if o < 0 else o,
+                )  # fmt: skip
+        else:  # latest is Zipf over recency (perfmodel.inputs.keys)
+            kind = "zipf" if name in ("zipf", "latest") else str(name)
+            out[sel] = hit_ratio(cb[sel], db[sel], ob[sel], distribution=kind, zipf_s=zs[sel])
+    return out

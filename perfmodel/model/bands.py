@@ -30,6 +30,7 @@ CLIENT_GROUPS = {
     "bandwidth": "throughput",
     "time_per_op": "throughput",
     "latency_mean": "mean latency",
+    "latency_p50": "mean latency",
     "latency_p95": "tail latency",
     "latency_p99": "tail latency",
 }

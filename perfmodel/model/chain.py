@@ -216,6 +216,9 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             "message_bytes": workload.message_bytes,
             "dataset_bytes": workload.dataset_bytes,
             "zipf_s": workload.zipf_s,
+            "key_distribution": workload.key_distribution,
+            "hot_data_fraction": workload.hot_data_fraction,
+            "hot_op_fraction": workload.hot_op_fraction,
             "think_time_s": workload.think_time_s,
             "population": workload.concurrency if workload.closed else 1.0,
             "iodepth": workload.iodepth if workload.closed else 1.0,
@@ -228,7 +231,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     )
     knob_arrays = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
     for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
-                "zipf_s",
+                "zipf_s", "hot_data_fraction", "hot_op_fraction",
                 "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
                 "acks", "read_acks"):  # fmt: skip
         cfg[key] = cfg[key].astype(float)
@@ -798,12 +801,14 @@ def _per_node_data(inp: Inputs) -> np.ndarray:
 
 
 def _hit_ratio(inp: Inputs, cache_b, data_b, item_b, rows) -> np.ndarray:
-    """:func:`perfmodel.mechanisms.cache.hit_ratio` with the workload's key distribution (``rows``: the
-    configurations the arrays belong to, for their Zipf exponents)."""
-    if inp.workload.key_distribution == "zipf":
-        z = inp.cfg["zipf_s"][rows]
-        return _cache.hit_ratio(cache_b, data_b, item_b, distribution="zipf", zipf_s=z)
-    return _cache.hit_ratio(cache_b, data_b, item_b)
+    """:func:`perfmodel.mechanisms.cache.hit_ratios` with each configuration's key distribution
+    (``rows``: the configurations the arrays belong to, a boolean mask)."""
+    cfg = inp.cfg
+    return _cache.hit_ratios(
+        cache_b, data_b, item_b, cfg["key_distribution"][rows],
+        zipf_s=cfg["zipf_s"][rows], hot_data_fraction=cfg["hot_data_fraction"][rows],
+        hot_op_fraction=cfg["hot_op_fraction"][rows],
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------
@@ -838,7 +843,8 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     all_rows = np.ones(inp.size, dtype=bool)
     data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg["object_bytes"], all_rows), 0.0)
     cold = inp.knobs["cache_state"] == "cold"
-    data_hit = np.where(cold, 0.0, data_hit)
+    resident = sys_.data_cache & (inp.knobs["cache_state"] == "resident")
+    data_hit = np.where(cold, 0.0, np.where(resident, 1.0, data_hit))
     # buffered I/O (PostgreSQL): a page the system's cache misses may still be in the OS page
     # cache, the rest of the RAM share (an explicit shared_buffers of 64 GB on a 252 GiB server
     # leaves ~120 GB). Those reads cost a miss's CPU (the read system call, copy and buffer

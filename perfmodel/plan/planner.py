@@ -29,6 +29,7 @@ import pandas as pd
 
 from perfmodel.inputs.catalog import list_platforms
 from perfmodel.inputs.consistency import COMMON_LEVELS
+from perfmodel.inputs.keys import KEY_DISTRIBUTIONS
 from perfmodel.inputs.systems import TOPOLOGIES, list_systems, load_system
 from perfmodel.plan import sizing_view, studies
 from perfmodel.plan.sizing import DEFAULT_PLATFORMS, TABLE_COLUMNS
@@ -52,11 +53,11 @@ def platform_options(platforms, selected) -> list[str]:
 
 
 def applicable(values: dict) -> dict[str, bool]:
-    """Which controls apply to the current values: ``zipf_s`` only with Zipf keys, ``consistency``
+    """Which controls apply to the current values: ``zipf_s`` only with Zipf (or latest) keys, ``consistency``
     only with more than one replica, ``instances_per_server`` only for a system deployed as instances
     (Redis, memcached). ``{control: enabled}`` for the controls that can be disabled."""
     out = {
-        "zipf_s": values.get("key_distribution") == "zipf",
+        "zipf_s": values.get("key_distribution") in ("zipf", "latest"),
         "consistency": int(values.get("replication_factor", 3)) > 1,
     }
     if "system" in values:
@@ -199,7 +200,7 @@ def _load_widgets(w, defaults: dict, style: dict, layout, common: dict) -> dict:
             layout=layout,
         ),
         "key_distribution": w.Dropdown(
-            options=("uniform", "zipf"),
+            options=KEY_DISTRIBUTIONS,
             value=defaults.get("key_distribution", "uniform"),
             description="key popularity",
             style=style,

@@ -61,12 +61,15 @@ class Measurement:
 @dataclass(frozen=True)
 class Parsed:
     """A parser's result: the measurements, the columns the output never states (``needs``:
-    column -> where the tool sets it), notes for the summary and the system the output names."""
+    column -> where the tool sets it), notes for the summary, the system the output names, and
+    ``defaults``: columns the output does not print but the tool's defaults fix (sysbench 1.0's
+    key distribution), recorded unless ``--set`` says otherwise."""
 
     measurements: tuple[Measurement, ...]
     needs: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     system: str = ""
+    defaults: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -180,8 +183,9 @@ def _same(stated: object, given: str) -> bool:
     return _cell(stated).lower() == str(given).strip().lower()
 
 
-def _row(m: Measurement, context: Context, system: str, fmt: str) -> dict:
-    """One figure row (text cells over :data:`COLUMNS`)."""
+def _row(m: Measurement, context: Context, system: str, fmt: str, defaults: Mapping[str, object]) -> dict:
+    """One figure row (text cells over :data:`COLUMNS`): the tool's defaults, then what the output
+    states, then the user's ``--set``."""
     row = dict.fromkeys((c.name for c in COLUMNS), "")
     fixed = {
         "figure_id": figure_id(context, m.key, m.metric),
@@ -202,6 +206,7 @@ def _row(m: Measurement, context: Context, system: str, fmt: str) -> dict:
         "unit": m.unit,
     }
     row.update({k: _cell(v) for k, v in fixed.items()})
+    row.update({k: _cell(v) for k, v in defaults.items() if k in COLUMN_BY_NAME})
     row.update({k: _cell(v) for k, v in m.load.items() if k in COLUMN_BY_NAME})
     row.update({k: str(v) for k, v in context.fields.items()})
     row["notes"] = f"read by perfmodel ingest ({fmt})" + (f"; {m.note}" if m.note else "")
@@ -237,7 +242,7 @@ def figure_rows(parsed: Parsed, context: Context, fmt: str, implied_system: str 
         elif number(m.value) <= 0:
             left_out.append((m.key, m.metric, f"printed as {m.value}, below the output's resolution"))
         else:
-            kept.append((m, _row(m, context, system, fmt)))
+            kept.append((m, _row(m, context, system, fmt, parsed.defaults)))
     ids = {row["figure_id"] for _, row in kept}
     for m, row in kept:
         other = figure_id(context, *m.same_as) if m.same_as else ""

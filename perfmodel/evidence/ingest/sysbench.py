@@ -118,6 +118,33 @@ def _statements(text: str) -> tuple[dict, list[str]]:
     return load, [note]
 
 
+def key_defaults(text: str) -> tuple[dict, list[str]]:
+    """The key distribution a sysbench build picks when the run does not pass ``--rand-type``.
+
+    The 1.0 releases default to ``special`` (``sysbench --help``: ``--rand-type=STRING ...
+    [special]``, 1% of the range at 75%); builds from master (1.1) to ``uniform``
+    (src/sb_rand.c). The report does not echo the option, so this is the default, which
+    ``--set key_distribution=...`` overrides.
+    """
+    version = re.search(r"^sysbench (\d+)\.(\d+)", text, flags=re.M)
+    if not version:
+        return {}, []
+    major, minor = int(version.group(1)), int(version.group(2))
+    if (major, minor) == (1, 0):
+        note = (
+            f"key_distribution=special: sysbench {major}.{minor}'s default --rand-type (75% of requests "
+            "on a hot slice of the keys); --set key_distribution=uniform if the run passed "
+            "--rand-type=uniform"
+        )
+        return {"key_distribution": "special"}, [note]
+    if (major, minor) >= (1, 1):
+        return {"key_distribution": "uniform"}, [
+            f"key_distribution=uniform: sysbench {major}.{minor}'s default --rand-type; --set it if the "
+            "run passed another"
+        ]
+    return {}, []
+
+
 def _oltp(text: str) -> tuple[list[Measurement], list[str]]:
     load, notes = _statements(text)
     load.update(_common(text))
@@ -178,4 +205,5 @@ def parse(text: str) -> Parsed:
     else:
         raise IngestError("this sysbench test is neither OLTP nor fileio: nothing to record")
     needs = {} if "operation" in measurements[0].load else {"operation": "what the sysbench script does"}
-    return Parsed(tuple(measurements), needs=needs, notes=tuple(notes))
+    defaults, key_notes = key_defaults(text) if "SQL statistics:" in text else ({}, [])
+    return Parsed(tuple(measurements), needs=needs, notes=tuple(notes + key_notes), defaults=defaults)

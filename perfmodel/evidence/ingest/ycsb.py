@@ -93,8 +93,19 @@ def _load(props: dict, opts: dict) -> tuple[dict, list[str]]:
         suffix = key.rsplit(".", 1)[-1].lower()
         if suffix in CONSISTENCY:
             load["read_consistency" if suffix.startswith("read") else "consistency"] = value.upper()
-    if "requestdistribution" in props:
-        notes.append(f"key distribution {props['requestdistribution']} (not a figure column yet)")
+    if "requestdistribution" in props:  # YCSB CoreWorkload's generators (perfmodel.inputs.keys)
+        name = props["requestdistribution"].strip().lower()
+        known = {"zipfian": "zipf", "uniform": "uniform", "latest": "latest", "hotspot": "hotspot"}
+        if name in known:
+            load["key_distribution"] = known[name]
+            for prop, column in (
+                ("hotspotdatafraction", "hot_data_fraction"),
+                ("hotspotopnfraction", "hot_op_fraction"),
+            ):
+                if name == "hotspot" and prop in props:
+                    load[column] = number(props[prop])
+        else:
+            notes.append(f"key distribution {name!r} is not one the model knows: --set key_distribution=...")
     return load, notes
 
 

@@ -1,0 +1,43 @@
+"""Key distributions: which keys a benchmark's requests pick, declared once.
+
+The workload (:class:`perfmodel.Workload`), the figure format (``key_distribution``,
+``zipf_s``, ``hot_data_fraction``, ``hot_op_fraction``), the planner and the cache model
+(:func:`perfmodel.mechanisms.cache.hit_ratio`) read these names from here.
+
+- ``uniform``: every key equally likely (fio's default ``random_distribution=random``,
+  pgbench, sysbench built from master where ``--rand-type`` defaults to uniform).
+- ``zipf``: p_i proportional to i^-s over keys ranked by popularity; YCSB's
+  ``requestdistribution=zipfian`` (its default for workloads A, B, C, E, F) uses s = 0.99
+  (``ZipfianGenerator.ZIPFIAN_CONSTANT``); sysbench's ``--rand-type=zipfian`` takes
+  ``--rand-zipfian-exp`` (0.8 by default).
+- ``latest``: YCSB's ``SkewedLatestGenerator`` (workload D): Zipf(0.99) over recency, the
+  newest key first. For an LRU cache it is taken as ``zipf`` with the same exponent: the keys
+  it favours are the ones just written, which the cache holds (an approximation: the ranks
+  shift as keys are inserted).
+- ``hotspot``: YCSB's ``HotspotIntegerGenerator``: a share ``hot_op_fraction`` of requests
+  picks uniformly among the first ``hot_data_fraction`` of the keys, the rest uniformly among
+  the others (YCSB defaults 0.8 of operations on 0.2 of the data).
+- ``special``: sysbench's ``--rand-type=special``, its *default* in the 1.0 releases
+  (``sysbench --help`` of 1.0.20: ``[special]``): a share ``hot_op_fraction`` of requests
+  (``--rand-spec-res``, 75%) picks uniformly in the upper 75% of a slice of
+  ``hot_data_fraction`` of the key range (``--rand-spec-pct``, 1%) at its centre, so 0.75% of
+  the keys; the rest follow the mean of
+  ``--rand-spec-iter`` (12) uniform numbers over the whole range, a bell around the centre
+  (sysbench src/sb_rand.c, ``sb_rand_special``). So a sysbench 1.0 OLTP run over a table
+  larger than the buffer pool still reads mostly from memory.
+"""
+
+from __future__ import annotations
+
+KEY_DISTRIBUTIONS = ("uniform", "zipf", "latest", "hotspot", "special")
+
+#: distribution -> (hot_data_fraction, hot_op_fraction) when the workload does not say
+#: (YCSB CoreWorkload hotspotdatafraction / hotspotopnfraction; sysbench 1.0 --rand-spec-pct /
+#: --rand-spec-res, as shares)
+HOT_DEFAULTS = {"hotspot": (0.2, 0.8), "special": (0.01, 0.75)}
+
+#: sysbench's --rand-spec-iter: uniform numbers averaged for the special distribution's bell
+SPECIAL_ITERATIONS = 12
+
+#: YCSB's zipfian constant (ZipfianGenerator.ZIPFIAN_CONSTANT), the default Zipf exponent
+YCSB_ZIPF_S = 0.99
