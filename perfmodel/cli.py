@@ -241,12 +241,29 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             [Path(p) for p in args.platform], base=user_catalog or default_catalog(), override=args.override
         )
     data = _figures(args.data, user_catalog, "--data") if args.data else None
-    free = [k.strip() for k in args.free.split(",") if k.strip()] if args.free else list(DEFAULT_FREE)
+    auto = args.free == "auto" or (args.free is None and data is not None)
+    if auto and data is None:
+        raise ValueError("--free auto: needs --data (the figures that choose what to fit)")
+    start = args.params or ("calibrated" if auto else "default")
+    if auto:  # what these figures can pin, from the shipped fit (perfmodel.evidence.identify)
+        from perfmodel.evidence.identify import choose_free
+        from perfmodel.evidence.identify import priors as identify_priors
+        from perfmodel.inputs.params import load_parameters
+
+        choice = choose_free(data, load_parameters(start), catalog=user_catalog)
+        print("\n".join(choice.lines()) + "\n")
+        if not choice.free:
+            raise ValueError("--data: these figures pin no parameter; nothing to fit (see above)")
+        free = list(choice.free)
+        priors = None if args.priors == "none" else identify_priors(free, load_parameters(start))
+    else:
+        free = [k.strip() for k in args.free.split(",") if k.strip()] if args.free else list(DEFAULT_FREE)
+        priors = None if args.priors == "none" else "start"
     result = calibrate(
         data,
-        params=args.params or "default",
+        params=start,
         free=free,
-        priors=None if args.priors == "none" else "start",
+        priors=priors,
         max_nfev=args.max_evaluations,
         catalog=user_catalog,
     )
@@ -263,6 +280,24 @@ VALIDATE_TABLE = ["figure_id", "metric", "bound", "recorded", "predicted", "rel_
 VALIDATE_COLUMNS = ["figure_id", "source", "group", "metric", "metric_group", "unit", "bound", "recorded",
                     "predicted", "rel_error", "factor_error", "lower", "upper", "in_band", "lower_50",
                     "upper_50", "in_band_50", "converged", "derived", "gap"]  # fmt: skip
+
+
+def _validate_split(args: argparse.Namespace, data) -> int:
+    """``validate --cv split``: each lab fitted on a third of its figures (perfmodel.evidence.split_cv)."""
+    from perfmodel.evidence import split_cv
+
+    if args.cached or args.params or args.start or args.catalog:
+        raise ValueError(
+            "--cv split: takes --data, --workers and --format only (it starts from the zero-shot set)"
+        )
+    table = split_cv.run(data, workers=args.workers, scheduler=args.scheduler, progress=True)
+    if args.format == "table":
+        print(split_cv.markdown(table))
+        for lab, why in table.attrs["skipped"].items():
+            print(f"# left out: {lab}: {why}")
+    else:
+        _emit(table, args.format)
+    return 0
 
 
 def _cmd_first_look(args: argparse.Namespace) -> int:
@@ -302,6 +337,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return 0
     catalog = _user_catalog(args)
     data = _figures(args.data, catalog, "--data") if args.data else None
+    if args.cv == "split":
+        return _validate_split(args, data)
     if args.cached:
         if args.cv is None or data is not None or args.params or args.start or catalog is not None:
             raise ValueError("--cached: takes --cv and the shipped figures and parameter sets only")
@@ -357,7 +394,18 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
     if system.endswith((".yaml", ".yml")):  # a spec path: as the written CSV will find it
         base = Path(args.out).resolve().parent if args.out else Path.cwd()
         system = os.path.relpath(Path(system).resolve(), base) if args.out else str(Path(system).resolve())
-    given = {"system": system, "platform_id": args.platform, "device_id": args.device, "nodes": args.nodes,
+    catalog, platform = _user_catalog(args), args.platform
+    if platform and platform.endswith((".yaml", ".yml")):  # the user's platform file (perfmodel probe's)
+        from perfmodel.inputs.catalog import Catalog, default_catalog, load_platform
+
+        mine = load_platform(platform)
+        platform = mine.id
+        if args.device is None and mine.storage:  # its data drive, unless the run used another
+            args.device = mine.storage[0].device
+        catalog = Catalog.from_files(
+            [Path(args.platform)], base=catalog or default_catalog(), override=args.override
+        )
+    given = {"system": system, "platform_id": platform, "device_id": args.device, "nodes": args.nodes,
              "network_id": args.network, "variant": args.variant, "source": args.source,
              "source_id": args.source_id, "group": args.lab, "fields": fields}  # fmt: skip
     results = _ingest.ingest_files(args.files, fmt=args.input_format, **given)
@@ -366,7 +414,7 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         print("\n".join(_ingest.summary_lines(path, done)), file=sys.stderr)
     if not rows:
         raise ValueError("no figures: nothing in these outputs is a figure the model records")
-    frame = _ingest.validate_csv(rows, _user_catalog(args), args.out)
+    frame = _ingest.validate_csv(rows, catalog, args.out)
     if args.out:
         print(f"wrote {len(frame)} figures to {args.out}; use them with --data {args.out} "
               "(perfmodel validate, calibrate)", file=sys.stderr)  # fmt: skip
@@ -705,9 +753,16 @@ def _add_calibrate(sub) -> None:
         "--data", action="append", help="benchmark CSV file or folder (default: shipped figures)"
     )
     cal.add_argument("--platform", action="append", help="your own platform YAML referenced by --data")
-    cal.add_argument("--params", default=None, help="starting parameter set (default: default)")
     cal.add_argument(
-        "--free", default=None, help="comma-separated parameters to fit (default: the standard list)"
+        "--params",
+        default=None,
+        help="starting parameter set (default: calibrated with --data, else default: the priors)",
+    )
+    cal.add_argument(
+        "--free",
+        default=None,
+        help="comma-separated parameters to fit, or auto: those the --data figures move and can tell "
+        "apart (default: auto with --data, else the standard list)",
     )
     cal.add_argument(
         "--priors",
@@ -736,10 +791,12 @@ def _add_validate(sub) -> None:
     )
     val.add_argument(
         "--cv",
-        choices=("group", "loo", "source"),
+        choices=("group", "loo", "source", "split"),
         default=None,
         help="out of sample: leave one group of sources (a lab) out, leave one figure out, or one source "
-        "out; every refit starts from the priors and runs to convergence (default: in-sample)",
+        "out; every refit starts from the priors and runs to convergence; or split: each lab with 6 or "
+        "more figures fitted on a third of them (what those can pin) and the rest predicted, beside "
+        "zero-shot (default: in-sample)",
     )
     val.add_argument(
         "--start", default=None, help="parameter set the refits start from and centre their priors on "
@@ -787,7 +844,10 @@ def _add_ingest(sub) -> None:
     )
     for flag, text in (
         ("--system", "system spec id or YAML (default: the one the tool or the output names)"),
-        ("--platform", "the server: a catalog platform id (perfmodel platforms)"),
+        (
+            "--platform",
+            "the server: a catalog platform id (perfmodel platforms) or your platform YAML (perfmodel probe)",
+        ),
         ("--device", "the data drive: a catalog device id (perfmodel devices)"),
         ("--network", "the network the load crossed: a catalog network id (perfmodel networks)"),
         ("--variant", "a short tag of the configuration"),

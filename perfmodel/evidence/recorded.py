@@ -20,6 +20,7 @@ The schema is :data:`COLUMNS` (rendered in ``data/benchmarks/README.md``).
 from __future__ import annotations
 
 import csv
+import difflib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -412,25 +413,9 @@ def _parse_field(col: Column, text: str, catalog: Catalog, base: str = ".") -> t
                 return None, f"system spec {text!r} cannot be loaded: {exc}"
             return str(path.resolve()), None
         return None, f"must be one of {', '.join(list_systems())} or a system spec YAML path; got {text!r}"
-    if kind == "platform":
-        if text not in catalog.platforms:
-            return None, (
-                f"platform {text!r} is not in the hardware catalog; valid: "
-                + ", ".join(sorted(catalog.platforms))
-            )
-        return text, None
-    if kind == "network":
-        if text not in catalog.networks:
-            valid = ", ".join(sorted(catalog.networks))
-            return None, f"network {text!r} is not in the hardware catalog; valid: {valid}"
-        return text, None
-    if kind == "device":
-        if text not in catalog.devices:
-            return None, (
-                f"device {text!r} is not in the hardware catalog; valid: "
-                + ", ".join(sorted(catalog.devices))
-            )
-        return text, None
+    if kind in ("platform", "network", "device"):
+        table = {"platform": catalog.platforms, "network": catalog.networks, "device": catalog.devices}[kind]
+        return (text, None) if text in table else (None, _unknown(kind, text, table))
     try:
         number = float(text)
     except ValueError:
@@ -730,6 +715,19 @@ def summarize_benchmarks(
         )
     )
     return out.reset_index()
+
+
+def _unknown(kind: str, text: str, table) -> str:
+    """Why a catalog id is refused: the closest ids, and where the full list and the user's own are."""
+    close = difflib.get_close_matches(text, list(table), n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    own = "--catalog DIR" + (
+        ", or a platform YAML with --platform where the verb takes it" if kind == "platform" else ""
+    )
+    return (
+        f"{kind} {text!r} is not in the hardware catalog{hint} `perfmodel {kind}s` lists its {len(table)} "
+        f"(your own: {own})"
+    )
 
 
 def schema_markdown() -> str:

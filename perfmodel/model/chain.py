@@ -956,9 +956,12 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     """Occupancy of every device I/O and how many of each a read and a write make."""
     sys_, params, cfg, k = inp.sys, inp.params, inp.cfg, inp.knobs
     plat = inp.plat
-    data = device_specs(settings.fill(k["device"], plat.device), list(plat.platforms), plat.index)
+    factor = params["device_time_factor"]  # the lab's drives against their catalog entries
+    data = _lab_device(
+        device_specs(settings.fill(k["device"], plat.device), list(plat.platforms), plat.index), factor
+    )
     wal_ids = settings.fill(k["wal_device"], plat.wal_device)
-    wal, has_wal = device_specs(wal_ids, list(plat.platforms), plat.index), wal_ids != ""
+    wal, has_wal = _lab_device(device_specs(wal_ids, list(plat.platforms), plat.index), factor), wal_ids != ""
     io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
     # erasure coding: a large read gathers k chunks of 1/k, a write shard carries 1/k (or the chunk)
     chunk = np.where(cfg["read_chunks"] > 1, EC_STRIPE_UNIT, 0.0)  # an EC read reads whole stripe units
@@ -1025,6 +1028,18 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         bg_bytes=bg_bytes,
         bursts=bursts.stage(inp, cpu_, data, miss_reads, bg_bytes_per_write, bg_bytes),
     )
+
+
+def _lab_device(spec: DeviceSpecs, factor: float) -> DeviceSpecs:
+    """A device slot whose every I/O takes ``factor`` times its catalog time: rates divided, the write
+    latency multiplied (``factor`` 1: the catalog's numbers, unchanged)."""
+    if factor == 1.0:
+        return spec
+    return replace(
+        spec, read_iops=spec.read_iops / factor, write_iops=spec.write_iops / factor,
+        seq_read=spec.seq_read / factor, seq_write=spec.seq_write / factor,
+        write_latency=spec.write_latency * factor,
+    )  # fmt: skip
 
 
 def _wal_occupancies(wal: DeviceSpecs, has_wal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
