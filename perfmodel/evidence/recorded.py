@@ -150,9 +150,9 @@ COLUMNS: tuple[Column, ...] = (
         "key_distribution",
         "choice",
         False,
-        "which keys the requests pick (perfmodel.inputs.keys): uniform, zipf (YCSB zipfian), latest "
-        "(YCSB workload D), hotspot (YCSB hotspot), special (sysbench 1.0's default --rand-type); "
-        "blank = uniform",
+        "which keys the requests pick (perfmodel.inputs.keys): uniform, zipf (Zipf over the keys: sysbench "
+        "zipfian, memtier Z), scrambled_zipf (YCSB zipfian), latest (YCSB workload D), hotspot (YCSB "
+        "hotspot), special (sysbench 1.0's default --rand-type); blank = uniform",
         KEY_DISTRIBUTIONS,
         config=True,
     ),

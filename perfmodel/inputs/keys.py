@@ -6,10 +6,12 @@ The workload (:class:`perfmodel.Workload`), the figure format (``key_distributio
 
 - ``uniform``: every key equally likely (fio's default ``random_distribution=random``,
   pgbench, sysbench built from master where ``--rand-type`` defaults to uniform).
-- ``zipf``: p_i proportional to i^-s over keys ranked by popularity; YCSB's
-  ``requestdistribution=zipfian`` (its default for workloads A, B, C, E, F) uses s = 0.99
-  (``ZipfianGenerator.ZIPFIAN_CONSTANT``); sysbench's ``--rand-type=zipfian`` takes
-  ``--rand-zipfian-exp`` (0.8 by default).
+- ``zipf``: p_i proportional to i^-s over the N keys ranked by popularity: sysbench's
+  ``--rand-type=zipfian`` (``--rand-zipfian-exp``, 0.8 by default), memtier's ``--key-pattern Z``.
+- ``scrambled_zipf``: YCSB's ``requestdistribution=zipfian`` (its default for workloads A, B, C, E,
+  F): ``ScrambledZipfianGenerator`` draws a rank from Zipf(0.99) over :data:`YCSB_RANKS` (1e10)
+  ranks and hashes it (FNV-64) onto the N keys, so the ranks beyond N -- a third of the requests
+  at N = 5e6, a tenth at 1e9 -- fall evenly on every key: a Zipf head over a uniform floor.
 - ``latest``: YCSB's ``SkewedLatestGenerator`` (workload D): Zipf(0.99) over recency, the
   newest key first. For an LRU cache it is taken as ``zipf`` with the same exponent: the keys
   it favours are the ones just written, which the cache holds (an approximation: the ranks
@@ -29,7 +31,7 @@ The workload (:class:`perfmodel.Workload`), the figure format (``key_distributio
 
 from __future__ import annotations
 
-KEY_DISTRIBUTIONS = ("uniform", "zipf", "latest", "hotspot", "special")
+KEY_DISTRIBUTIONS = ("uniform", "zipf", "scrambled_zipf", "latest", "hotspot", "special")
 
 #: distribution -> (hot_data_fraction, hot_op_fraction) when the workload does not say
 #: (YCSB CoreWorkload hotspotdatafraction / hotspotopnfraction; sysbench 1.0 --rand-spec-pct /
@@ -41,3 +43,6 @@ SPECIAL_ITERATIONS = 12
 
 #: YCSB's zipfian constant (ZipfianGenerator.ZIPFIAN_CONSTANT), the default Zipf exponent
 YCSB_ZIPF_S = 0.99
+
+#: YCSB's ScrambledZipfianGenerator.ITEM_COUNT: the ranks its Zipf draws before hashing onto the keys
+YCSB_RANKS = 1e10

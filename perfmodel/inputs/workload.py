@@ -115,7 +115,7 @@ class Workload:
     key_distribution : key popularity, one of :data:`perfmodel.inputs.keys.KEY_DISTRIBUTIONS`
         (``uniform``, ``zipf``, ``latest``, ``hotspot``, ``special``; a name per configuration
         as an array is accepted): see :mod:`perfmodel.inputs.keys`.
-    zipf_s : Zipf exponent [-] (>= 0) when ``key_distribution`` is ``zipf`` or ``latest``.
+    zipf_s : Zipf exponent [-] (>= 0) when ``key_distribution`` is ``zipf``, ``scrambled_zipf`` or ``latest``.
     hot_data_fraction, hot_op_fraction : the hot set's share of the keys and of the requests
         [-] (``hotspot``, ``special``); NaN or None: the generator's defaults
         (:data:`perfmodel.inputs.keys.HOT_DEFAULTS`).

@@ -57,7 +57,7 @@ def applicable(values: dict) -> dict[str, bool]:
     only with more than one replica, ``instances_per_server`` only for a system deployed as instances
     (Redis, memcached). ``{control: enabled}`` for the controls that can be disabled."""
     out = {
-        "zipf_s": values.get("key_distribution") in ("zipf", "latest"),
+        "zipf_s": values.get("key_distribution") in ("zipf", "scrambled_zipf", "latest"),
         "consistency": int(values.get("replication_factor", 3)) > 1,
     }
     if "system" in values:

@@ -95,7 +95,7 @@ def _load(props: dict, opts: dict) -> tuple[dict, list[str]]:
             load["read_consistency" if suffix.startswith("read") else "consistency"] = value.upper()
     if "requestdistribution" in props:  # YCSB CoreWorkload's generators (perfmodel.inputs.keys)
         name = props["requestdistribution"].strip().lower()
-        known = {"zipfian": "zipf", "uniform": "uniform", "latest": "latest", "hotspot": "hotspot"}
+        known = {"zipfian": "scrambled_zipf", "uniform": "uniform", "latest": "latest", "hotspot": "hotspot"}
         if name in known:
             load["key_distribution"] = known[name]
             for prop, column in (
