@@ -269,7 +269,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     )
     print(result.report())
     if args.out:
-        save_parameter_set(result, args.out)
+        lab = ", ".join(map(str, args.data)) if data is not None else ""  # the user's own runs
+        save_parameter_set(result, args.out, lab=lab)
         print(f"\nwrote {args.out}; use it with --params {args.out}")
     return 0
 
@@ -478,6 +479,7 @@ def _cmd_size(args: argparse.Namespace) -> int:
         instances_per_server=args.instances_per_server,
         sync_replicas=args.sync_replicas,
         max_nodes=args.max_nodes,
+        interval=args.interval,
         **knobs,
     )
     if args.format == "table":
@@ -614,6 +616,17 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
+
+
+def _share(text: str) -> float:
+    """An argparse type: a level strictly between 0 and 1 (a usage error naming the option otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a level in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a level in (0, 1), got {text!r}")
     return value
 
 
@@ -874,6 +887,13 @@ def _add_size(sub) -> None:
         "workload", help="workload YAML (see data/workloads/); its clients are replaced by the target"
     )
     sz.add_argument("--target-ops", type=float, default=None, help="cluster throughput to sustain [ops/s]")
+    sz.add_argument(
+        "--interval",
+        type=_share,
+        default=0.9,
+        metavar="Q",
+        help="level of the node count's range and the p99 band, in (0, 1) (default 0.9)",
+    )
     sz.add_argument(
         "--target", default=None, help="cluster throughput to sustain in --target-unit (500k, 1.5M, 2e6)"
     )

@@ -41,10 +41,11 @@ def write(blocks: Mapping[str, str], docs: Path = DOCS) -> list[Path]:
 
 def corpus_blocks() -> dict[str, str]:
     """The blocks that rest on the stored corpus run and the first-look record."""
-    from perfmodel.evidence import corpus, first_look, labs
+    from perfmodel.evidence import corpus, first_look, labs, split_cv
 
     return {
         "corpus": corpus.markdown(corpus.load()),
+        "split-cv": split_cv.markdown(split_cv.load()),
         "labs": labs.markdown(),
         "mechanism-labs": labs.mechanisms_markdown(),
         "first-look": first_look.markdown(),

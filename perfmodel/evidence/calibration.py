@@ -30,7 +30,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -556,11 +556,17 @@ def fit_shipped(max_nfev: int = 200) -> CalibrationResult:
     return calibrate(params="default", free=DEFAULT_FREE, priors=SHIPPED_PRIORS, max_nfev=max_nfev)
 
 
-def save_parameter_set(result: CalibrationResult, path: str | Path) -> None:
-    """Write ``result.params_`` as a loadable parameter set, with the fit and its fingerprint."""
-    doc = result.params_.to_json()
+def save_parameter_set(result: CalibrationResult, path: str | Path, lab: str = "") -> None:
+    """Write ``result.params_`` as a loadable parameter set, with the fit and its fingerprint.
+
+    ``lab``: for a user's own runs, what they are (the set's ``scope`` becomes ``lab``); blank for the
+    shipped set."""
+    doc = replace(result.params_, scope="lab" if lab else "").to_json()
     doc["description"] = (
-        "perfmodel calibrated parameters: fitted on the seed documents and their context "
+        f"perfmodel calibrate on a lab's own runs ({lab}): {', '.join(result.free_)} fitted from the "
+        "shipped set; see 'fit' for uncertainty"
+        if lab
+        else "perfmodel calibrated parameters: fitted on the seed documents and their context "
         "(perfmodel.evidence.calibration.fit_shipped), the corpus systems' own parameters then on the public "
         "corpus (perfmodel.evidence.corpus, 'corpus_fits'); see 'fit' for uncertainty"
     )

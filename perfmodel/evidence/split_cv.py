@@ -16,6 +16,7 @@ factor of 10 for the lab's own share, 3 for the rest) and the corpus's robust lo
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Sequence
@@ -29,11 +30,12 @@ from perfmodel.evidence.discrepancy import metric_group
 from perfmodel.evidence.figure_plan import predict_figures
 from perfmodel.evidence.recorded import calibration_benchmarks, load_benchmarks
 from perfmodel.evidence.validation import linked_clusters
+from perfmodel.inputs._data import PARAMETERS_DIR
 from perfmodel.inputs.params import ParameterSet
 from perfmodel.inputs.units import UNITS
 from perfmodel.run.execution import map_tasks
 
-__all__ = ["COLUMNS", "MIN_FIGURES", "markdown", "run", "split", "summary"]
+__all__ = ["COLUMNS", "MIN_FIGURES", "band_cells", "load", "markdown", "run", "split", "store", "summary"]
 
 #: fewest usable figures for a lab to be split (a third to fit, the rest to predict)
 MIN_FIGURES = 6
@@ -196,3 +198,54 @@ def markdown(table: pd.DataFrame) -> str:
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def band_cells(table: pd.DataFrame) -> dict:
+    """Per metric group (and ``all``), the held-out figures' factor errors as scores ``log(factor)``
+    with their labs: what :func:`perfmodel.model.bands.own_lab_half_width` pools, lab by lab."""
+    cells = {}
+    for group, part in [("all", table), *table.groupby("metric_group")]:
+        scores = np.log(part["split_factor"].to_numpy(float))
+        keep = np.isfinite(scores)
+        cells[str(group)] = {
+            "labs": int(part.loc[keep, "group"].nunique()),
+            "scores": [round(float(x), 6) for x in scores[keep]],
+            "lab": [str(x) for x in part.loc[keep, "group"]],
+        }
+    return cells
+
+
+SPLIT_RUN_PATH = PARAMETERS_DIR / "split-bands.json"
+#: the held-out table's columns kept in the stored run
+_STORED = ("group", "system", "metric_group", "zero_shot_factor", "split_factor")
+
+
+def store(table: pd.DataFrame | None = None, path=None):
+    """Run (or take) the split cross-validation and store the held-out figures' errors (which
+    :func:`perfmodel.model.bands.own_lab_half_width` pools into bands) with the corpus fingerprint it
+    rests on."""
+    table = run(progress=False) if table is None else table
+    path = path or SPLIT_RUN_PATH
+    doc = {
+        "description": "perfmodel validate --cv split: each lab fitted on a third of its figures, the "
+        "held-out figures' log factor errors by metric group (perfmodel.evidence.split_cv); regenerate with "
+        "python -m tools.run_corpus",
+        "fingerprint": corpus.fingerprint(),
+        "columns": list(_STORED),
+        "rows": [[_plain(v) for v in row] for row in table[list(_STORED)].itertuples(index=False)],
+        "skipped": table.attrs.get("skipped", {}),
+    }
+    path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
+    return path
+
+
+def _plain(value):
+    return round(float(value), 5) if isinstance(value, float | np.floating) else str(value)
+
+
+def load(path=None) -> pd.DataFrame:
+    """The stored run's held-out table (``attrs['fingerprint']``, ``attrs['skipped']``)."""
+    doc = json.loads((path or SPLIT_RUN_PATH).read_text(encoding="utf-8"))
+    table = pd.DataFrame(doc["rows"], columns=doc["columns"])
+    table.attrs.update(fingerprint=doc["fingerprint"], skipped=doc.get("skipped", {}))
+    return table

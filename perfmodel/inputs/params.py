@@ -51,6 +51,10 @@ class ParameterSet:
     values: Mapping[str, float]
     info: Mapping[str, ParamInfo] = field(default_factory=dict, repr=False)
     description: str = ""
+    #: what the set was fitted to: "" (the shipped sets: the seed documents and the corpus) or "lab" (a
+    #: user's own runs, ``perfmodel calibrate --data``): a lab's set takes the band of a lab fitted on
+    #: its own figures (:func:`perfmodel.model.bands.own_lab_half_width`), not a new lab's
+    scope: str = ""
 
     def __getitem__(self, key: str) -> float:
         try:
@@ -88,13 +92,14 @@ class ParameterSet:
             if not lo <= value <= hi:
                 raise ValueError(f"{key}: {value} is outside its bounds [{lo}, {hi}]")
             values[key] = float(value)
-        return ParameterSet(name or self.name, values, self.info, self.description)
+        return ParameterSet(name or self.name, values, self.info, self.description, self.scope)
 
     def to_json(self) -> dict[str, Any]:
         """The set as a JSON-ready mapping (the file format)."""
         return {
             "name": self.name,
             "description": self.description,
+            **({"scope": self.scope} if self.scope else {}),
             "parameters": [
                 {
                     "key": k,
@@ -150,7 +155,10 @@ class ParameterSet:
                     entry.get("description", ""),
                     tuple(str(f) for f in entry.get("derived_from", ())),
                 )
-        return cls(name, values, info, data.get("description", ""))
+        scope = data.get("scope", "")
+        if scope not in ("", "lab"):
+            raise ValueError(f"{origin}: scope must be 'lab' or absent, got {scope!r}")
+        return cls(name, values, info, data.get("description", ""), scope)
 
 
 def list_parameter_sets() -> list[str]:

@@ -244,32 +244,90 @@ def half_width(system: str, group: str, level: float = 0.9) -> float:
     return pooled_quantile(cell["scores"], cell["lab"], level)
 
 
-def column_half_width(system: str, column: str, level: float = 0.9) -> float:
-    """:func:`half_width` of a ``predict`` output column's metric group."""
-    return half_width(system, COLUMN_GROUPS[column], level)
+def column_half_width(system: str, column: str, level: float = 0.9, own_lab: bool = False) -> float:
+    """:func:`half_width_for` of a ``predict`` output column's metric group."""
+    return half_width_for(system, COLUMN_GROUPS[column], level, own_lab)
 
 
-def band_note(system: str, groups=("throughput", "tail latency"), level: float = 0.9) -> str:
+SPLIT_BANDS_PATH = PARAMETERS_DIR / "split-bands.json"
+
+
+@functools.lru_cache(maxsize=1)
+def split_record() -> pd.DataFrame:
+    """The stored split cross-validation's held-out figures: ``group`` (the lab), ``system``,
+    ``metric_group``, ``zero_shot_factor``, ``split_factor`` (empty when none is stored)."""
+    if not SPLIT_BANDS_PATH.is_file():
+        return pd.DataFrame(columns=["group", "system", "metric_group", "zero_shot_factor", "split_factor"])
+    doc = json.loads(SPLIT_BANDS_PATH.read_text(encoding="utf-8"))
+    return pd.DataFrame(doc["rows"], columns=doc["columns"])
+
+
+@functools.lru_cache(maxsize=1)
+def _split_cells() -> dict:
+    """The stored split cross-validation's held-out figures by metric group (and ``all``): their scores
+    ``log(factor error)``, labs and lab count (``{}`` when none is stored)."""
+    rows = split_record()
+    if rows.empty:
+        return {}
+    rows = rows[np.isfinite(rows["split_factor"].astype(float))]
+    cells = {}
+    for group, part in [(ALL, rows), *rows.groupby("metric_group")]:
+        cells[str(group)] = {"labs": int(part["group"].nunique()), "lab": list(part["group"]),
+                             "scores": list(np.log(part["split_factor"].astype(float)))}  # fmt: skip
+    return cells
+
+
+@functools.lru_cache(maxsize=64)
+def own_lab_half_width(group: str, level: float = 0.9) -> float:
+    """Half-width ``m_q`` [log units] of the level-``q`` band of a metric ``group`` for a lab whose
+    parameters were fitted on its own runs: the held-out figures of the split cross-validation
+    (:mod:`perfmodel.evidence.split_cv`, each lab fitted on a third), pooled with equal weight per lab;
+    the group's own cell with :data:`MIN_GROUP_LABS` labs, else all groups'; 0 when none is stored."""
+    cells = _split_cells()
+    cell = cells.get(group) if cells.get(group, {}).get("labs", 0) >= MIN_GROUP_LABS else cells.get(ALL)
+    if not cell:
+        return 0.0
+    return pooled_quantile(cell["scores"], cell["lab"], level)
+
+
+def half_width_for(system: str, group: str, level: float = 0.9, own_lab: bool = False) -> float:
+    """:func:`half_width` (a lab not seen); for a lab's own fit, :func:`own_lab_half_width` where it is
+    narrower (the split cross-validation pools every system; a system's new-lab band may be its own
+    family's, and a fit on the lab's runs starts from that model)."""
+    new_lab = half_width(system, group, level)
+    if not own_lab:
+        return new_lab
+    own = own_lab_half_width(group, level)
+    return own if new_lab <= 0 else min(own, new_lab)
+
+
+def band_note(
+    system: str, groups=("throughput", "tail latency"), level: float = 0.9, own_lab: bool = False
+) -> str:
     """ "" when the level-``q`` band of every one of ``groups`` on a new lab is narrower than
     :data:`TOO_WIDE` (upper / lower); else a sentence naming the groups whose band is wider, with
     its width and the labs it rests on, and what half of a new lab's figures did (the 50% band)."""
     wide, half = [], []
     for group in groups:
-        m = half_width(system, group, level)
+        m = half_width_for(system, group, level, own_lab)
         if m > 0 and 2 * m > math.log(TOO_WIDE):
-            key = cell_for(system, group)
             span = "unbounded" if not math.isfinite(m) else f"a factor of {math.exp(2 * m):,.0f} wide"
-            wide.append(f"{group} {span} ({lab_cells()[key]['labs']} labs)")
-        m50 = half_width(system, group, 0.5)
+            labs = _split_cells().get(group, _split_cells().get(ALL, {})).get("labs") if own_lab else (
+                lab_cells()[cell_for(system, group)]["labs"])  # fmt: skip
+            wide.append(f"{group} {span} ({labs} labs)")
+        m50 = half_width_for(system, group, 0.5, own_lab)
         if 0 < m50 < math.inf:
             half.append(f"{group} within {math.exp(m50):.2g}x")
     if not wide:
         return ""
-    text = (f"the model's {level:.0%} band on a lab it has not seen is too wide to act on, so no range is "
+    where = "for a lab fitted on its own runs" if own_lab else "on a lab it has not seen"
+    text = (f"the model's {level:.0%} band {where} is too wide to act on, so no range is "
             f"given: {'; '.join(wide)}")  # fmt: skip
     if half:
         text += f"; half of such figures fell {', '.join(half)} of the prediction"
-    return text + " (perfmodel.evidence.lab_bands, leave-one-lab-out)"
+    source = "perfmodel.evidence.split_cv, each lab fitted on a third" if own_lab else (
+        "perfmodel.evidence.lab_bands, leave-one-lab-out")  # fmt: skip
+    return text + f" ({source})"
 
 
 # --- the first-look record (perfmodel.evidence.first_look) ---

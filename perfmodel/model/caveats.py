@@ -102,3 +102,24 @@ def _line(rec: pd.DataFrame, system: str, groups: tuple[str, ...]) -> str:
     if worst[0] > THRESHOLD:
         return f"{system}'s {worst[1]} is {worst[0]:.1f}x off -- benchmark a candidate before buying ({text})"
     return text
+
+
+def own_lab_caveat(system: str, groups=("throughput", "tail latency")) -> str:
+    """The caveat for a parameter set fitted on the user's own runs (``scope: lab``): per group, the
+    median of lab medians of ``system``'s held-out figures when each lab was fitted on a third of its
+    own (:mod:`perfmodel.evidence.split_cv`), and a warning first where one exceeds :data:`THRESHOLD`."""
+    rows = bands.split_record()
+    mine = rows[(rows["system"] == system) & rows["metric_group"].isin(groups)]
+    if mine.empty:
+        return (f"fitted on your own runs; no lab of {system} has been scored fitted on its own runs yet: "
+                "check the fit's figures (perfmodel validate --data) before buying")  # fmt: skip
+    parts, worst = [], (0.0, "")
+    for group, part in mine.groupby("metric_group"):
+        median = float(part.groupby("group")["split_factor"].median().median())
+        parts.append(f"{group} {median:.2f}x over {_count(part['group'].nunique(), 'lab')}")
+        worst = max(worst, (median, str(group)))
+    text = (f"fitted on your own runs: on labs fitted on a third of their own figures, {system}'s other "
+            f"figures missed by a median of {'; '.join(parts)} (perfmodel validate --cv split)")  # fmt: skip
+    if worst[0] > THRESHOLD:
+        return f"{system}'s {worst[1]} is {worst[0]:.1f}x off even fitted on a lab's own runs ({text})"
+    return text

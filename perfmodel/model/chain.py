@@ -1033,7 +1033,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
 def _lab_device(spec: DeviceSpecs, factor: float) -> DeviceSpecs:
     """A device slot whose every I/O takes ``factor`` times its catalog time: rates divided, the write
     latency multiplied (``factor`` 1: the catalog's numbers, unchanged)."""
-    if factor == 1.0:
+    if np.all(np.asarray(factor) == 1.0):  # a scalar, or one per configuration (parameter draws)
         return spec
     return replace(
         spec, read_iops=spec.read_iops / factor, write_iops=spec.write_iops / factor,

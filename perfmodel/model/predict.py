@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from perfmodel.inputs import knobs as settings
-from perfmodel.inputs.params import ParameterSet, parameter_draws, stack_parameters
+from perfmodel.inputs.params import ParameterSet, load_parameters, parameter_draws, stack_parameters
 from perfmodel.inputs.systems import list_systems, load_system
 from perfmodel.inputs.workload import Workload
 from perfmodel.model import bands, caveats, chain
@@ -174,9 +174,11 @@ def predict(
         chain.inputs(platform, workload, nodes=nodes, params=params, system=system, knobs=knobs)
     )
     if interval is not None:
-        frame = _with_band(frame, platform, workload, nodes, system, knobs, fit, float(interval))
+        own = parameter_scope(params) == "lab"  # a lab's own fit: the band of a lab fitted on its own runs
+        frame = _with_band(frame, platform, workload, nodes, system, knobs, fit, float(interval), own_lab=own)
+    say = caveats.own_lab_caveat if parameter_scope(params) == "lab" else caveats.caveat
     frame.attrs["caveat"] = " | ".join(
-        caveats.caveat(s, ("throughput", "mean latency", "tail latency")) for s in pd.unique(frame["system"])
+        say(s, ("throughput", "mean latency", "tail latency")) for s in pd.unique(frame["system"])
     )
     return frame
 
@@ -194,7 +196,15 @@ BAND_COLUMNS = (
 )
 
 
-def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: float, draws: int = 40):
+def parameter_scope(params) -> str:
+    """What a parameter set was fitted to (:attr:`ParameterSet.scope`; "" for the shipped sets)."""
+    if params is None or (isinstance(params, str) and "/" not in params and not params.endswith(".json")):
+        return ""  # a shipped set by name
+    return getattr(load_parameters(params), "scope", "")
+
+
+def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: float, draws: int = 40,
+               own_lab: bool = False):  # fmt: skip
     """Add lower / upper bands: parameter uncertainty (draws from the fit) plus model discrepancy.
 
     The parameter band is the order statistics of predictions with parameter
@@ -237,7 +247,7 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
         )  # fmt: skip
         # at least the band a new lab's figures fall in (perfmodel.evidence.lab_bands: calibrated over labs)
         names, which = np.unique(systems, return_inverse=True)
-        m = np.array([bands.column_half_width(s, col, interval) for s in names])[which]
+        m = np.array([bands.column_half_width(s, col, interval, own_lab) for s in names])[which]
         with np.errstate(over="ignore", invalid="ignore"):
             c = center[:, j]
             lo = np.where(np.isfinite(c) & (c > 0), np.fmin(lo, c * np.exp(-m)), lo)
@@ -245,7 +255,7 @@ def _with_band(frame, platform, workload, nodes, system, knobs, fit, interval: f
         frame[f"{col}_lower"] = lo
         frame[f"{col}_upper"] = hi
     frame.attrs["band_note"] = "; ".join(
-        n for n in (bands.band_note(s, level=interval) for s in np.unique(systems)) if n
+        n for n in (bands.band_note(s, level=interval, own_lab=own_lab) for s in np.unique(systems)) if n
     )
     return frame
 

@@ -62,7 +62,7 @@ from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import load_system
 from perfmodel.inputs.workload import MAX_NODES, Workload
 from perfmodel.model import bands, caveats
-from perfmodel.model.predict import predict
+from perfmodel.model.predict import parameter_scope, predict
 
 #: the candidates of the mission: POWER8 S821LC / S822LC configurations, the x86 DL380, the Kunpeng R722
 DEFAULT_PLATFORMS = (
@@ -276,9 +276,15 @@ def size(
                      slo_p99_ms=float(slo_p99_ms), max_utilization=float(max_utilization),
                      target=float(target), target_unit=target_unit, target_ops_s=float(target_ops_s),
                      topology=spec.topology, system=spec.id,
-                     failure_tolerance=int(failure_tolerance), caveat=caveats.caveat(spec.id),
+                     failure_tolerance=int(failure_tolerance), caveat=_caveat(spec.id, params),
                      range_note=range_note)  # fmt: skip
     return out
+
+
+def _caveat(system: str, params) -> str:
+    """How far to trust the answer: how fits on a lab's own runs carried (a set with ``scope: lab``),
+    else how the model did on labs it was not fitted on."""
+    return caveats.own_lab_caveat(system) if parameter_scope(params) == "lab" else caveats.caveat(system)
 
 
 def _priced_and_sorted(out: pd.DataFrame, cost) -> pd.DataFrame:
@@ -369,7 +375,8 @@ def _table(search: _Search, loaded, smt, instances_per_server, spec, interval) -
         if col not in out.columns:
             out[col] = "" if col in _TEXT else np.nan
     # a range from a band too wide to act on is not computed: the attrs' range_note says why
-    range_note = "" if interval is None else bands.band_note(spec.id, level=float(interval))
+    own = parameter_scope(search.params) == "lab"  # a lab's own fit: the band of a lab fitted on its runs
+    range_note = "" if interval is None else bands.band_note(spec.id, level=float(interval), own_lab=own)
     if interval is not None and out.feasible.any() and not range_note:
         search.add_ranges(out, float(interval))
     out["topology"] = spec.topology

@@ -395,10 +395,9 @@ def sizing_conclusion(table: pd.DataFrame, *, target_ops_s: float, slo_p99_ms: f
         tie = (f" (a tie at {_count(int(top.nodes), 'node')} with {named}; broken by the lower predicted p99)"
                if len(others) else "")  # fmt: skip
         deploy = deploy_cell(top._asdict() if hasattr(top, "_asdict") else top)
-        lines.append(
-            f"Fewest nodes: {nodes_text(top)} x {top.platform}{' (' + deploy + ')' if deploy else ''} at "
-            f"SMT{int(top.threads_per_core)}{tie}."
-        )
+        where = f" ({deploy})" if deploy else ""
+        smt = int(top.threads_per_core)
+        lines.append(f"Fewest nodes: {nodes_text(top, level)} x {top.platform}{where} at SMT{smt}{tie}.")
     else:
         lines.append("No candidate meets every constraint; " + _advice(table) + ".")
     return "\n".join(lines)

@@ -4,8 +4,11 @@ known: the model itself with some parameters moved."""
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -116,3 +119,51 @@ def test_cli_split_and_auto_calibrate(tmp_path, capsys):
     assert "free (the figures move and can tell apart):" in out and "net_stack_s" in out
     assert main(["calibrate", "--free", "auto"]) == 2
     assert "--free auto: needs --data" in capsys.readouterr().err
+
+
+def test_the_stored_split_run_is_current_and_in_the_docs():
+    """Regenerate with `python -m tools.run_corpus` when the corpus or the shipped fit changes."""
+    from perfmodel.evidence import corpus
+
+    stored = split_cv.load()
+    assert stored.attrs["fingerprint"] == corpus.fingerprint()
+    assert stored["group"].nunique() >= 30 and np.isfinite(stored["split_factor"]).all()
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "validation.md").read_text(encoding="utf-8")
+    assert split_cv.markdown(stored) in docs
+
+
+def test_a_lab_scoped_set_round_trips_and_bad_scopes_are_refused(tmp_path):
+    shipped = pm.load_parameters("calibrated")
+    lab = replace(shipped, name="my-lab", scope="lab")
+    lab.save(tmp_path / "lab.json")
+    assert pm.load_parameters(tmp_path / "lab.json").scope == "lab"
+    doc = json.loads((tmp_path / "lab.json").read_text())
+    doc["scope"] = "world"
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="scope must be 'lab'"):
+        pm.load_parameters(tmp_path / "bad.json")
+
+
+def test_a_lab_fit_takes_the_own_lab_band_and_caveat(tmp_path):
+    """A set fitted on a lab's own runs gets the band of labs fitted on a third of their figures where
+    it is narrower than a new lab's, and the caveat that says how such fits carried."""
+    from perfmodel.model import bands
+
+    shipped = pm.load_parameters("calibrated")
+    replace(shipped, name="my-lab", scope="lab").save(tmp_path / "lab.json")
+    w = pm.Workload(operation="read", read_fraction=1.0, object_bytes=1000, dataset_bytes=1e11, clients=64)
+    ours = pm.predict(
+        "x86-aws-i3-4xlarge", w, system="scylla", params=str(tmp_path / "lab.json"), interval=0.9
+    )
+    theirs = pm.predict("x86-aws-i3-4xlarge", w, system="scylla", params="calibrated", interval=0.9)
+    for col in ("throughput_ops_s", "latency_p99_ms"):
+        own = bands.column_half_width("scylla", col, 0.9, own_lab=True)
+        new = bands.column_half_width("scylla", col, 0.9)
+        assert own == min(bands.own_lab_half_width(bands.COLUMN_GROUPS[col], 0.9), new)
+        assert ours[f"{col}_upper"][0] / ours[col][0] <= theirs[f"{col}_upper"][0] / theirs[col][0] * (
+            1 + 1e-9
+        )
+    assert (
+        "fitted on your own runs" in ours.attrs["caveat"]
+        and "fitted on your own" not in theirs.attrs["caveat"]
+    )
