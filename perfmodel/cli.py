@@ -246,7 +246,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         raise ValueError("--free auto: needs --data (the figures that choose what to fit)")
     start = args.params or ("calibrated" if auto else "default")
     if auto:  # what these figures can pin, from the shipped fit (perfmodel.evidence.identify)
-        from perfmodel.evidence.identify import choose_free
+        from perfmodel.evidence.identify import choose_free, fit_start
         from perfmodel.evidence.identify import priors as identify_priors
         from perfmodel.inputs.params import load_parameters
 
@@ -255,7 +255,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         if not choice.free:
             raise ValueError("--data: these figures pin no parameter; nothing to fit (see above)")
         free = list(choice.free)
-        priors = None if args.priors == "none" else identify_priors(free, load_parameters(start))
+        start = fit_start(load_parameters(start), free)  # a lab parameter freed from 0 starts at its start
+        priors = None if args.priors == "none" else identify_priors(free, start)
     else:
         free = [k.strip() for k in args.free.split(",") if k.strip()] if args.free else list(DEFAULT_FREE)
         priors = None if args.priors == "none" else "start"

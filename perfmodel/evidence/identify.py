@@ -2,7 +2,8 @@
 
 A planner's own runs differ from the shipped fit's labs in a few places: the system's CPU per request,
 the lab's fixed time per round trip (the client's network stack and the network between client and
-server), its drives' time per I/O under load against their catalog entries, the socket work per
+server), its drives' time per I/O under load against their catalog entries, the load generator's own
+time per request outside the latency it measures, the socket work per
 message (where the load generator shares the server's cores), the
 clock and SMT yield of a platform family the fit has not seen. :func:`candidates` lists those the
 figures could inform (the systems and families they name); :func:`choose_free` keeps the ones the
@@ -31,13 +32,16 @@ from perfmodel.evidence.validation import log_prediction_jacobian
 from perfmodel.inputs.catalog import default_catalog
 from perfmodel.inputs.params import ParameterSet
 
-__all__ = ["Choice", "candidates", "choose_free", "priors"]
+__all__ = ["Choice", "candidates", "choose_free", "fit_start", "priors"]
 
 #: per-system costs a lab's figures inform, by what differs between labs (issue 39 point 4)
 SYSTEM_CANDIDATES = ("cpu_cycles_read", "cpu_cycles_write", "cpu_cycles_miss", "cpu_cycles_message")
 #: the lab's own share: its fixed time per round trip (the client's network stack and the network up to
 #: the server) and its drives' time per I/O against their catalog entries
-LAB_CANDIDATES = ("net_stack_s", "device_time_factor")
+LAB_CANDIDATES = ("net_stack_s", "device_time_factor", "client_time_s")
+#: where a lab's fit starts a lab parameter the shipped sets leave at 0 (a log-space fit needs a value
+#: above 0): the load generator's time per request, 20 us (default.json's source for client_time_s)
+LAB_STARTS = {"client_time_s": 2e-5}
 #: per platform family: what the shipped fit may not have seen
 FAMILY_CANDIDATES = ("ghz_factor", "smt_alpha")
 #: the log-normal prior of a lab's fit, a factor per standard deviation around the start: wide for the
@@ -85,7 +89,15 @@ def candidates(figures: pd.DataFrame, params: ParameterSet, catalog=None) -> lis
         except (KeyError, ValueError):
             continue
     out += [f"{name}[{fam}]" for fam in sorted(families) for name in FAMILY_CANDIDATES]
-    return [k for k in out if k in params.values and params[k] > 0]
+    return [k for k in out if k in params.values and (params[k] > 0 or k in LAB_STARTS)]
+
+
+def fit_start(params: ParameterSet, free: Sequence[str] = tuple(LAB_STARTS)) -> ParameterSet:
+    """``params`` with each lab parameter of ``free`` that is 0 there set to its :data:`LAB_STARTS`
+    value: where a lab's fit starts. Parameters not freed keep their values, so a lab parameter the
+    figures cannot pin stays out of the predictions."""
+    starts = {k: v for k, v in LAB_STARTS.items() if k in free and k in params.values and params[k] == 0}
+    return params.with_values(**starts) if starts else params
 
 
 def choose_free(
@@ -103,7 +115,7 @@ def choose_free(
     """
     pool = list(candidates(figures, params, catalog) if pool is None else pool)
     plan = FigurePlan(figures.reset_index(drop=True), catalog)
-    jac = log_prediction_jacobian(plan, params, pool)
+    jac = log_prediction_jacobian(plan, fit_start(params, pool), pool)  # lab parameters at their starts
     movable = ~np.isnan(jac).all(axis=0)  # a parameter whose step leaves its bounds both ways
     rows = np.isfinite(jac[:, movable]).all(axis=1)
     if not rows.any():

@@ -75,7 +75,8 @@ def _lab_task(task) -> dict:
         choice = identify.choose_free(train, start)
         params = start
         if choice.free:
-            fit = calibrate(train, params=start, free=choice.free, priors=identify.priors(choice.free, start),
+            begin = identify.fit_start(start, choice.free)
+            fit = calibrate(train, params=begin, free=choice.free, priors=identify.priors(choice.free, begin),
                             loss="soft_l1", f_scale=corpus.ROBUST_SCALE)  # fmt: skip
             params = fit.params_
         predicted = predict_figures(test, params)["predicted"].to_numpy()

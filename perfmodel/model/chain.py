@@ -244,6 +244,9 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     )
     if why:
         raise ValueError(why)
+    # a closed loop's clients also spend the load generator's own time per request between a reply
+    # and the next request, outside the latency they measure (client_time_s; 0 in the shipped sets)
+    cfg["think_time_s"] = cfg["think_time_s"] + params.values.get("client_time_s", 0.0)
     _erasure_coding(cfg, knob_arrays)
     plat = _with_network(
         _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
@@ -956,7 +959,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     """Occupancy of every device I/O and how many of each a read and a write make."""
     sys_, params, cfg, k = inp.sys, inp.params, inp.cfg, inp.knobs
     plat = inp.plat
-    factor = params["device_time_factor"]  # the lab's drives against their catalog entries
+    factor = params.values.get("device_time_factor", 1.0)  # the lab's drives against their catalog's
     data = _lab_device(
         device_specs(settings.fill(k["device"], plat.device), list(plat.platforms), plat.index), factor
     )

@@ -167,3 +167,34 @@ def test_a_lab_fit_takes_the_own_lab_band_and_caveat(tmp_path):
         "fitted on your own runs" in ours.attrs["caveat"]
         and "fitted on your own" not in theirs.attrs["caveat"]
     )
+
+
+def test_client_time_is_the_closed_loops_think_time_and_nothing_else():
+    """client_time_s (the load generator's time per request outside the latency it measures) is a
+    think time in a closed loop -- N / X = R + Z, Little's law over the cycle -- and moves no open loop."""
+    shipped = pm.load_parameters("calibrated")
+    z = 1e-4
+    lab = shipped.with_values(name="lab", client_time_s=z)
+    closed = dict(operation="read", read_fraction=1.0, object_bytes=100, dataset_bytes=1e9, clients=20)
+    with_z = pm.predict("x86-aws-i3-4xlarge", pm.Workload(**closed), system="redis", params=lab).iloc[0]
+    think = pm.predict("x86-aws-i3-4xlarge", pm.Workload(**closed, think_time_s=z), system="redis",
+                       params=shipped).iloc[0]  # fmt: skip
+    for col in ("throughput_ops_s", "latency_mean_ms", "latency_p99_ms"):
+        assert math.isclose(with_z[col], think[col], rel_tol=1e-12), col
+    assert math.isclose(20 / with_z["throughput_ops_s"], with_z["latency_mean_ms"] / 1e3 + z, rel_tol=1e-6)
+    opened = pm.Workload(
+        operation="read", read_fraction=1.0, object_bytes=100, dataset_bytes=1e9, arrival_rate=5e4
+    )
+    a = pm.predict("x86-aws-i3-4xlarge", opened, system="redis", params=lab).iloc[0]
+    b = pm.predict("x86-aws-i3-4xlarge", opened, system="redis", params=shipped).iloc[0]
+    assert a["latency_p99_ms"] == b["latency_p99_ms"]
+
+
+def test_a_lab_parameter_starts_above_zero_only_when_freed():
+    shipped = pm.load_parameters("calibrated")
+    assert shipped["client_time_s"] == 0
+    assert identify.fit_start(shipped, ["cpu_cycles_read[redis]"])["client_time_s"] == 0
+    assert (
+        identify.fit_start(shipped, ["client_time_s"])["client_time_s"]
+        == identify.LAB_STARTS["client_time_s"]
+    )
