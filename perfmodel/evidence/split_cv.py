@@ -35,7 +35,7 @@ from perfmodel.inputs.params import ParameterSet
 from perfmodel.inputs.units import UNITS
 from perfmodel.run.execution import map_tasks
 
-__all__ = ["COLUMNS", "MIN_FIGURES", "band_cells", "load", "markdown", "run", "split", "store", "summary"]
+__all__ = ["COLUMNS", "MIN_FIGURES", "load", "markdown", "run", "split", "store", "summary"]
 
 #: fewest usable figures for a lab to be split (a third to fit, the rest to predict)
 MIN_FIGURES = 6
@@ -199,21 +199,6 @@ def markdown(table: pd.DataFrame) -> str:
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
-
-
-def band_cells(table: pd.DataFrame) -> dict:
-    """Per metric group (and ``all``), the held-out figures' factor errors as scores ``log(factor)``
-    with their labs: what :func:`perfmodel.model.bands.own_lab_half_width` pools, lab by lab."""
-    cells = {}
-    for group, part in [("all", table), *table.groupby("metric_group")]:
-        scores = np.log(part["split_factor"].to_numpy(float))
-        keep = np.isfinite(scores)
-        cells[str(group)] = {
-            "labs": int(part.loc[keep, "group"].nunique()),
-            "scores": [round(float(x), 6) for x in scores[keep]],
-            "lab": [str(x) for x in part.loc[keep, "group"]],
-        }
-    return cells
 
 
 SPLIT_RUN_PATH = PARAMETERS_DIR / "split-bands.json"

@@ -32,6 +32,7 @@ results are continuous in N and s = 0 reproduces C / N exactly.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -510,6 +511,14 @@ def _irwin_hall_mean_cdf(u: np.ndarray, n: int) -> np.ndarray:
     return np.where(s <= n / 2, cdf, 1.0 - cdf)
 
 
+def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Arrays made read-only: a cached class table is shared by every caller."""
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
+@functools.lru_cache(maxsize=256)
 def key_classes(distribution: str, hot_data_fraction: float, hot_op_fraction: float, bins: int = 400):
     """(item shares, request shares) of a hot-set key distribution's classes [-].
 
@@ -528,7 +537,7 @@ def key_classes(distribution: str, hot_data_fraction: float, hot_op_fraction: fl
     if not (0.0 < d < 1.0 and 0.0 <= o <= 1.0):
         raise ValueError(f"hot_data_fraction must be in (0, 1), hot_op_fraction in [0, 1]; got {d}, {o}")
     if distribution == "hotspot":
-        return np.array([d, 1.0 - d]), np.array([o, 1.0 - o])
+        return _frozen(np.array([d, 1.0 - d]), np.array([o, 1.0 - o]))
     if distribution != "special":
         raise ValueError(f"distribution: {distribution!r} has no hot set (hotspot, special)")
     # sb_rand_special maps the same uniform number that chose the hot branch (so in [1 - o, 1))
@@ -539,7 +548,7 @@ def key_classes(distribution: str, hot_data_fraction: float, hot_op_fraction: fl
     bell = np.diff(_irwin_hall_mean_cdf(edges, SPECIAL_ITERATIONS))
     overlap = np.clip(np.minimum(edges[1:], hi_hot) - np.maximum(edges[:-1], lo_hot), 0.0, None)
     requests = (1.0 - o) * bell + o * overlap / max(hi_hot - lo_hot, 1e-300)
-    return width / width.sum(), requests / requests.sum()
+    return _frozen(width / width.sum(), requests / requests.sum())
 
 
 _HEAD_RANKS = 64  # ranks of a scrambled Zipf's head kept as classes of their own
@@ -566,6 +575,7 @@ def _zipf_partial_sums(a: np.ndarray, b: np.ndarray, s: float) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def scrambled_zipf_classes(n_items: float, s: float, ranks: float = YCSB_RANKS):
     """(item shares, request shares) of YCSB's scrambled Zipf over ``n_items`` keys [-].
 
@@ -591,7 +601,7 @@ def scrambled_zipf_classes(n_items: float, s: float, ranks: float = YCSB_RANKS):
     floor = max(1.0 - mass.sum(), 0.0)  # the ranks beyond the keys
     width = (b - a + 1.0) / n
     requests = mass + floor * width
-    return width / width.sum(), requests / requests.sum()
+    return _frozen(width / width.sum(), requests / requests.sum())
 
 
 # ----------------------------------------------------------------------------
@@ -662,8 +672,8 @@ def hit_ratio(
         default_d, default_o = HOT_DEFAULTS[distribution]
         shares = key_classes(
             distribution,
-            default_d if hot_data_fraction is None else hot_data_fraction,
-            default_o if hot_op_fraction is None else hot_op_fraction,
+            float(default_d if hot_data_fraction is None else hot_data_fraction),
+            float(default_o if hot_op_fraction is None else hot_op_fraction),
         )
         cb, db, ob = broadcast(cache_bytes=cb, dataset_bytes=db, object_bytes=ob)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -725,5 +735,7 @@ def _scrambled_hit_ratio(cb: np.ndarray, db: np.ndarray, ob: np.ndarray, s: np.n
     flat_frac, flat_out = np.ravel(frac), out.reshape(-1)
     for k, (items, exponent) in enumerate(uniq):
         sel = inverse.ravel() == k
-        flat_out[sel] = piecewise_hit_ratio(flat_frac[sel], *scrambled_zipf_classes(items, exponent))
+        flat_out[sel] = piecewise_hit_ratio(
+            flat_frac[sel], *scrambled_zipf_classes(float(items), float(exponent))
+        )
     return out

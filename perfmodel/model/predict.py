@@ -170,13 +170,14 @@ def predict(
     fit = params if isinstance(params, str | Path) else False if isinstance(params, ParameterSet) else None
     if type(params).__name__ == "CalibrationResult":  # a fit: predict with its parameters
         fit, params = params, params.params_
+    params = load_parameters(params)  # once: the chain, the band and the caveat read the same set
+    own = params.scope == "lab"  # a lab's own fit: the band and caveat of labs fitted on their own runs
     frame = chain.run(
         chain.inputs(platform, workload, nodes=nodes, params=params, system=system, knobs=knobs)
     )
     if interval is not None:
-        own = parameter_scope(params) == "lab"  # a lab's own fit: the band of a lab fitted on its own runs
         frame = _with_band(frame, platform, workload, nodes, system, knobs, fit, float(interval), own_lab=own)
-    say = caveats.own_lab_caveat if parameter_scope(params) == "lab" else caveats.caveat
+    say = caveats.own_lab_caveat if own else caveats.caveat
     frame.attrs["caveat"] = " | ".join(
         say(s, ("throughput", "mean latency", "tail latency")) for s in pd.unique(frame["system"])
     )
