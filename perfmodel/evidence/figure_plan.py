@@ -368,7 +368,8 @@ def _vector_call(configs: list[dict[str, Any]]) -> dict[str, Any]:
         name: np.array([getattr(c["workload"], name) for c in configs], dtype=float)
         for name in _WORKLOAD_ARRAYS
     }
-    fields["key_distribution"] = np.array([c["workload"].key_distribution for c in configs], dtype=object)
+    for name in ("key_distribution", "access_pattern"):
+        fields[name] = np.array([getattr(c["workload"], name) for c in configs], dtype=object)
     acks = np.array([float(c["workload"].acks) for c in configs])
     fields["read_consistency"] = np.array([float(c["workload"].read_acks) for c in configs]).astype(int)
     if configs[0]["workload"].closed:

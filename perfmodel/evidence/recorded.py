@@ -33,7 +33,7 @@ from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.catalog import Catalog, default_catalog
 from perfmodel.inputs.consistency import CONSISTENCY_LEVELS
 from perfmodel.inputs.errors import DataError, Problem
-from perfmodel.inputs.keys import KEY_DISTRIBUTIONS
+from perfmodel.inputs.keys import ACCESS_PATTERNS, KEY_DISTRIBUTIONS
 from perfmodel.inputs.systems import list_systems, load_system
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
@@ -176,6 +176,16 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "the share of requests that go to the hot set [-] (hotspot, special; blank: YCSB's 0.8, "
         "sysbench's 0.75)",
+        config=True,
+    ),
+    Column(
+        "access_pattern",
+        "choice",
+        False,
+        "the order requests visit keys or offsets (perfmodel.inputs.keys): random, or sequential (fio "
+        "rw=read/write, db_bench fillseq/readseq, rados bench seq, cassandra-stress -pop seq=); blank = "
+        "random",
+        ACCESS_PATTERNS,
         config=True,
     ),
     Column("clients", "int", False, "client processes / loaders / volumes [count]", config=True),

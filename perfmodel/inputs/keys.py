@@ -27,11 +27,26 @@ The workload (:class:`perfmodel.Workload`), the figure format (``key_distributio
   ``--rand-spec-iter`` (12) uniform numbers over the whole range, a bell around the centre
   (sysbench src/sb_rand.c, ``sb_rand_special``). So a sysbench 1.0 OLTP run over a table
   larger than the buffer pool still reads mostly from memory.
+
+Access patterns (:data:`ACCESS_PATTERNS`, the workload's ``access_pattern``): the *order* in which
+requests visit the keys or offsets, apart from how often each is visited.
+
+- ``random``: each request picks its key (or offset) independently, by the distribution above.
+- ``sequential``: requests visit consecutive keys or offsets in order: fio's ``rw=read`` /
+  ``write``, sysbench fileio's ``seqrd`` / ``seqwr``, db_bench's ``fillseq`` / ``readseq``,
+  ``rados bench seq``, cassandra-stress's ``-pop seq=``. What it changes depends on whether the
+  store keeps that order (:mod:`perfmodel.mechanisms.ordering`): a key-ordered store's
+  consecutive keys share pages and an LSM tree's sorted runs stop overlapping; a store that
+  does not keep key order (a partitioner, CRUSH, a hash table, a heap) scatters them, so to it
+  sequential is random.
 """
 
 from __future__ import annotations
 
 KEY_DISTRIBUTIONS = ("uniform", "zipf", "scrambled_zipf", "latest", "hotspot", "special")
+
+#: the order requests visit keys or offsets in (the workload's ``access_pattern``)
+ACCESS_PATTERNS = ("random", "sequential")
 
 #: distribution -> (hot_data_fraction, hot_op_fraction) when the workload does not say
 #: (YCSB CoreWorkload hotspotdatafraction / hotspotopnfraction; sysbench 1.0 --rand-spec-pct /

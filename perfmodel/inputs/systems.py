@@ -83,6 +83,12 @@ topology           how servers are deployed for it (:data:`TOPOLOGIES`, blank: `
                    ``primary_replicas`` (one primary takes every write, replicas serve reads:
                    PostgreSQL, MySQL), ``embedded`` (a library in each server, no cluster:
                    RocksDB, a raw device)
+key_order          whether the store keeps the client's key order on its devices
+                   (:data:`KEY_ORDERS`, blank: ``unordered``): ``ordered`` (sorted by key: an LSM
+                   tree's runs, a B-tree's leaves -- consecutive keys share pages, and
+                   sequential inserts leave an LSM tree's runs disjoint), ``unordered`` (a
+                   partitioner, CRUSH, a hash table or a heap in insertion order: sequential
+                   is random to it), ``offsets`` (the client addresses device offsets: fio)
 dataset_in         where the data set must fit: ``drives`` (blank) or ``memory`` (an
                    in-memory store: the servers' RAM x ``cache_share_of_ram``)
 hooks              named behaviours data cannot express (:data:`HOOKS`)
@@ -151,6 +157,8 @@ TOPOLOGIES = {
     "embedded": "a library inside each server: no cluster, each server its own share of the data",
 }
 DATASET_IN = ("drives", "memory")
+#: what a sequential access pattern meets in the store (:mod:`perfmodel.mechanisms.ordering`)
+KEY_ORDERS = ("unordered", "ordered", "offsets")
 #: optional parameters and their value when neither the set nor the spec has them
 OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message": 0.0, "cpu_cycles_row": 0.0,
                        "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0,
@@ -220,6 +228,7 @@ class SystemSpec:
     io_latency_goal_s: float = math.inf
     topology: str = "sharded"
     dataset_in: str = "drives"
+    key_order: str = "unordered"
     hooks: tuple[str, ...] = ()
     parameters: Mapping[str, float] = field(default_factory=dict)
     #: name -> (unit, bounds, source) of the spec's own parameters
@@ -325,6 +334,7 @@ _KEYS = {
     "coordinator",
     "topology",
     "dataset_in",
+    "key_order",
     "tpcc_statements",
     "tpcc_statements_scv",
     "wait_scv",
@@ -435,10 +445,12 @@ def _identity(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
 
 def _choices(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
     """The keys that take one of a few words."""
-    defaults = {"sync_writes_to": "data", "topology": "sharded", "dataset_in": "drives"}
+    defaults = {
+        "sync_writes_to": "data", "topology": "sharded", "dataset_in": "drives", "key_order": "unordered"
+    }  # fmt: skip
     for key, choices in (("threading", THREADING), ("sync_writes_to", SYNC_TARGETS),
                          ("write_consistency", COMMON_LEVELS), ("topology", tuple(TOPOLOGIES)),
-                         ("dataset_in", DATASET_IN)):  # fmt: skip
+                         ("dataset_in", DATASET_IN), ("key_order", KEY_ORDERS)):  # fmt: skip
         value = doc.get(key, defaults.get(key))
         if value is not None and value not in choices:
             add(key, f"must be one of {', '.join(choices)}, got {value!r}")

@@ -22,7 +22,7 @@ import numpy as np
 from perfmodel.inputs import knobs as settings
 from perfmodel.inputs.consistency import acks_required
 from perfmodel.inputs.errors import read_text
-from perfmodel.inputs.keys import KEY_DISTRIBUTIONS, YCSB_ZIPF_S
+from perfmodel.inputs.keys import ACCESS_PATTERNS, KEY_DISTRIBUTIONS, YCSB_ZIPF_S
 from perfmodel.inputs.units import GIB
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
@@ -116,6 +116,9 @@ class Workload:
         (``uniform``, ``zipf``, ``latest``, ``hotspot``, ``special``; a name per configuration
         as an array is accepted): see :mod:`perfmodel.inputs.keys`.
     zipf_s : Zipf exponent [-] (>= 0) when ``key_distribution`` is ``zipf``, ``scrambled_zipf`` or ``latest``.
+    access_pattern : the order requests visit keys or offsets: ``random`` (default) or
+        ``sequential`` (fio ``rw=read``, db_bench ``fillseq``; an array per configuration is
+        accepted): see :mod:`perfmodel.inputs.keys` and :mod:`perfmodel.mechanisms.ordering`.
     hot_data_fraction, hot_op_fraction : the hot set's share of the keys and of the requests
         [-] (``hotspot``, ``special``); NaN or None: the generator's defaults
         (:data:`perfmodel.inputs.keys.HOT_DEFAULTS`).
@@ -144,6 +147,7 @@ class Workload:
     zipf_s: Any = 0.99
     hot_data_fraction: Any = None
     hot_op_fraction: Any = None
+    access_pattern: Any = "random"
     clients: Any = None
     threads_per_client: Any = 1
     iodepth: Any = 1
@@ -167,6 +171,14 @@ class Workload:
             )
         if names.ndim:
             put("key_distribution", names)
+        order = np.asarray(self.access_pattern, dtype=object)
+        unknown = sorted({str(n) for n in order.ravel()} - set(ACCESS_PATTERNS))
+        if unknown:
+            raise ValueError(
+                f"access_pattern: must be one of {', '.join(ACCESS_PATTERNS)}, got {unknown[0]!r}"
+            )
+        if order.ndim:
+            put("access_pattern", order)
         for name in ("hot_data_fraction", "hot_op_fraction"):
             value = math.nan if getattr(self, name) is None else getattr(self, name)
             arr = np.asarray(value, dtype=float)
@@ -320,6 +332,7 @@ class Workload:
             zipf_s=float(get("zipf_s", YCSB_ZIPF_S)),
             hot_data_fraction=get("hot_data_fraction"),
             hot_op_fraction=get("hot_op_fraction"),
+            access_pattern=str(get("access_pattern", "random")),
             **load,
         )
 

@@ -46,7 +46,7 @@ from perfmodel.inputs.catalog import Platform, load_network, load_platform
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import HOOKS, SystemSpec, load_system
 from perfmodel.inputs.workload import Workload, check_nodes
-from perfmodel.mechanisms import bursts, placement, scaling, storage
+from perfmodel.mechanisms import bursts, ordering, placement, scaling, storage
 from perfmodel.mechanisms import cache as _cache
 from perfmodel.run import execution
 from perfmodel.solve.network import (
@@ -133,6 +133,8 @@ class SystemArrays:
     #: the server's I/O scheduler's latency goal: the most of a flush a read waits behind [s] (inf:
     #: no scheduler of its own)
     io_latency_goal_s: np.ndarray
+    #: the store keeps key order on its devices (spec ``key_order: ordered``)
+    key_ordered: np.ndarray
 
     def take(self, values) -> np.ndarray:
         """One value per spec, spread to the configurations (a spec's value may itself be an array
@@ -219,6 +221,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             "key_distribution": workload.key_distribution,
             "hot_data_fraction": workload.hot_data_fraction,
             "hot_op_fraction": workload.hot_op_fraction,
+            "access_pattern": workload.access_pattern,
             "think_time_s": workload.think_time_s,
             "population": workload.concurrency if workload.closed else 1.0,
             "iodepth": workload.iodepth if workload.closed else 1.0,
@@ -462,6 +465,7 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         page_cache=flag("page_cache"),
         client_mirrors_commands=flag("client_mirrors_commands"),
         io_latency_goal_s=np.array([s.io_latency_goal_s for s in specs], dtype=float)[codes],
+        key_ordered=np.array([s.key_order == "ordered" for s in specs])[codes],
     )
 
 
@@ -988,7 +992,12 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
     writing = _write_statements(k)  # dirty pages per writing statement
     lookups = _keys_and_rows(k)[0]  # page reads per index lookup (a statement, or each IN-list key)
-    per_miss = sys_.parameter(params, "device_reads_per_miss") * lookups * cfg["read_chunks"]
+    # keys read in the order the store keeps share its pages (mechanisms.ordering)
+    in_order = ordering.sequential(cfg["access_pattern"]) & sys_.key_ordered
+    per_miss = (
+        sys_.parameter(params, "device_reads_per_miss") * lookups * cfg["read_chunks"]
+        * ordering.pages_per_key(cfg["object_bytes"], sys_.page_bytes, in_order)
+    )  # fmt: skip
     miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
     copies = cache_.page_cache_hit * per_miss  # from the OS page cache (buffered I/O)
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
@@ -1000,10 +1009,7 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     sync_data = np.where(sys_.sync_to_log, 0.0, sync - sync_wal)
     meta = cache_.metadata_reads
     on_data = sys_.has_metadata_cache & ~has_wal
-    bg_bytes_per_write = cfg["object_bytes"] * sys_.parameter(params, "background_write_factor") * writing
-    occ_bg = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
-    d_bg = bg_bytes_per_write / bursts.FLUSH_IO_BYTES * occ_bg
-    bg_bytes = (1 - cfg["read_fraction"]) * bg_bytes_per_write * cfg["write_shards"] / cfg["nodes"]
+    bg_bytes_per_write, occ_bg, d_bg, bg_bytes = _background(inp, data, in_order, writing)
     return Devices(
         data=data,
         wal=wal,
@@ -1031,6 +1037,19 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
         bg_bytes=bg_bytes,
         bursts=bursts.stage(inp, cpu_, data, miss_reads, bg_bytes_per_write, bg_bytes),
     )
+
+
+def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: np.ndarray):
+    """Background bytes per write replica [B], the occupancy of one background I/O [s], the
+    background occupancy per write replica [s] and the background bytes per request per node [B]."""
+    cfg = inp.cfg
+    factor = ordering.background_write_factor(
+        inp.sys.parameter(inp.params, "background_write_factor"), in_order, inp.sys.lsm
+    )
+    per_write = cfg["object_bytes"] * factor * writing
+    occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
+    per_request = (1 - cfg["read_fraction"]) * per_write * cfg["write_shards"] / cfg["nodes"]
+    return per_write, occ, per_write / bursts.FLUSH_IO_BYTES * occ, per_request
 
 
 def _lab_device(spec: DeviceSpecs, factor: float) -> DeviceSpecs:

@@ -50,6 +50,7 @@ WORKLOAD_ARRAYS = (
     "io_bytes",
     "message_bytes",
     "key_distribution",
+    "access_pattern",
     "zipf_s",
     "hot_data_fraction",
     "hot_op_fraction",

@@ -199,6 +199,9 @@ def test_fio_json_per_group_and_per_job(tmp_path):
         assert (rows["mixed", "iops"]["clients"], rows["mixed", "iops"]["read_fraction"]) == ("2", "0.7")
         if "--group_reporting" in extra:
             ordered(rows, "read", ("latency_p95", "latency_p99", "latency_p999", "latency_max"))
+    seq = [a if a != "--rw=randrw" else "--rw=rw" for a in base] + ["--name=seq", "--group_reporting"]
+    rows = rows_of(read(run(seq), "fio.json"))
+    assert rows["mixed", "iops"]["access_pattern"] == "sequential"  # rw=rw: fio's sequential mix
 
 
 def test_sysbench_fileio_rate_is_its_events_over_time(tmp_path):
@@ -212,6 +215,16 @@ def test_sysbench_fileio_rate_is_its_events_over_time(tmp_path):
     fsyncs = float(re.search(r"fsyncs/s:\s+([\d.]+)", text).group(1))
     assert math.isclose(value(rows["mixed", "iops"]) + fsyncs, events / seconds, rel_tol=0.02)
     assert rows["mixed", "iops"]["io_bytes"] == "16384" and rows["mixed", "iops"]["clients"] == "2"
+
+
+def test_sysbench_fileio_sequential_modes_are_recorded_as_sequential(tmp_path):
+    sysbench = tool("sysbench", "sysbench")
+    common = [sysbench, "fileio", "--file-total-size=8M", "--file-num=2"]
+    run([*common, "prepare"], cwd=tmp_path)
+    for mode, op in (("seqrd", "read"), ("seqwr", "write"), ("rndrd", "read")):
+        text = run([*common, f"--file-test-mode={mode}", "--time=1", "run"], cwd=tmp_path)
+        rows = rows_of(read(text, f"{mode}.txt", system="fio"))
+        assert rows[op, "iops"]["access_pattern"] == ("random" if mode.startswith("rnd") else "sequential")
 
 
 def test_sysbench_cpu_is_refused():

@@ -252,6 +252,7 @@ def test_fio_group_reporting_job():
         "0.7",
     )
     assert float(iops["dataset_gb"]) == 16 * 2**20 / 1e9 and iops["system"] == "fio"
+    assert iops["access_pattern"] == "random"  # rw=randrw
     for op in ("read", "write"):
         tail = [_value(rows[op, m]) for m in ("latency_p95", "latency_p99", "latency_p999", "latency_max")]
         assert tail == sorted(tail)
@@ -289,6 +290,7 @@ def test_sysbench_fileio_and_what_it_cannot_record():
     rows = {(r["operation"], r["metric"]): r for r in done.rows}
     assert math.isclose(_value(rows["mixed", "iops"]), 74297.28 + 49531.52)
     assert (rows["mixed", "iops"]["io_bytes"], rows["mixed", "iops"]["read_fraction"]) == ("4096", "0.6")
+    assert rows["mixed", "iops"]["access_pattern"] == "random"  # rndrw
     assert ("fileio", "latency_p95", "printed as 0.00, below the output's resolution") in done.left_out
     for name, why in REFUSED.items():
         text = (SAMPLES / name).read_text(encoding="utf-8")
@@ -377,6 +379,7 @@ def test_db_bench_result_lines_and_histograms():
     assert math.isclose(float(rate["dataset_gb"]), 50000 * (16 + 100) / 1e9)
     reads = {r["metric"]: r for r in done.rows if "-readrandom-" in r["figure_id"]}
     assert (reads["throughput"]["value"], reads["throughput"]["operation"]) == ("533074", "read")
+    assert rate["access_pattern"] == reads["throughput"]["access_pattern"] == "random"
 
 
 # --- the context the user gives -----------------------------------------------------------------

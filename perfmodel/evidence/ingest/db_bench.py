@@ -119,7 +119,8 @@ def parse(text: str) -> Parsed:
             notes.append(f"{name} ran twice: the first run is recorded")
             continue
         seen.add(name)
-        out += _benchmark(match, rest, {**header, **kind, "threads_per_client": 1})
+        order = {"access_pattern": "sequential" if "seq" in name else "random"}  # fillseq, readseq
+        out += _benchmark(match, rest, {**header, **kind, **order, "threads_per_client": 1})
         if name.startswith(READ_WHILE):
             notes.append(f"{name}: the rate counts the reads; a writer ran alongside")
     if not out:

@@ -87,6 +87,7 @@ def _load(opts: dict, jobs: int) -> tuple[dict, list[str]]:
         share = 1 - float(opts["rwmixwrite"]) / 100 if share is None and "rwmixwrite" in opts else share
         share = 0.5 if share is None else share  # fio's documented default rwmixread=50
     load = {"operation": operation, "read_fraction": share, "clients": jobs, "threads_per_client": 1}
+    load["access_pattern"] = "random" if rw.startswith("rand") else "sequential"  # fio HOWTO, rw=
     notes = []
     load["iodepth"] = int(opts.get("iodepth", 1))
     if opts.get("ioengine", "psync") in SYNC_ENGINES and load["iodepth"] > 1:

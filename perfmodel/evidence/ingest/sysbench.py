@@ -162,6 +162,7 @@ def _fileio(text: str) -> tuple[list[Measurement], list[str]]:
         raise IngestError(f"sysbench fileio: unknown test mode {mode.group(1) if mode else '(none)'!r}")
     operation, share = _FILE_MODES[kind]
     load = {"operation": operation, **_common(text)}
+    load["access_pattern"] = "sequential" if kind.startswith("sequential") else "random"
     ratio = _value(text, "Read/Write ratio for combined random IO test")
     load["read_fraction"] = share if share is not None else number(ratio) / (1 + number(ratio))
     block = re.search(r"^Block size (\d+)(KiB|MiB|b)", text, flags=re.M)
