@@ -188,6 +188,16 @@ COLUMNS: tuple[Column, ...] = (
         ACCESS_PATTERNS,
         config=True,
     ),
+    Column(
+        "durability",
+        "choice",
+        False,
+        "whether writes wait for their log (knob durability): spec (blank: as the system's spec), async "
+        "(commits do not wait: synchronous_commit=off, fsync=off, innodb_flush_log_at_trx_commit=0/2), "
+        "off (no log: RocksDB disable_wal)",
+        ("spec", "async", "off"),
+        config=True,
+    ),
     Column("clients", "int", False, "client processes / loaders / volumes [count]", config=True),
     Column("threads_per_client", "int", False, "threads per client [count]", config=True),
     Column("iodepth", "int", False, "outstanding I/Os per client [count]", config=True),

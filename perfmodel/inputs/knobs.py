@@ -75,6 +75,11 @@ APPLIES: dict[str, tuple[Any, str, str]] = {
     "coordinator": (lambda s: s.coordinator, "coordinator: true", "any node coordinates a request"),
     "placement": (lambda s: s.placement is not None, "placement", "it spreads data over placement units"),
     "lsm": (lambda s: s.lsm, "lsm: true", "memtable flushes write in bursts"),
+    "logged": (
+        lambda s: s.lsm or s.sync_writes_to == "log",
+        "lsm: true or sync_writes_to: log",
+        "writes go to a write-ahead or redo log",
+    ),
     "remote": (lambda s: s.remote, "remote: true", "clients reach it over the network"),
     "cache": (
         lambda s: s.data_cache or s.metadata_cache is not None,
@@ -300,6 +305,18 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "placement units: tokens per node (ring) or placement groups per daemon (default: the system's)",
             applies="placement",
+        ),
+        Knob(
+            "durability",
+            "choice",
+            "",
+            "spec",
+            "spec (as the system's spec: a redo-log commit waits for its flush), async (commits do not "
+            "wait; the log is written in the background: synchronous_commit=off, "
+            "innodb_flush_log_at_trx_commit=0/2) or off (no log: RocksDB disableWAL) "
+            "(mechanisms.durability)",
+            choices=("spec", "async", "off"),
+            applies="logged",
         ),
         Knob(
             "flush_size_scv",

@@ -46,7 +46,7 @@ from perfmodel.inputs.catalog import Platform, load_network, load_platform
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import HOOKS, SystemSpec, load_system
 from perfmodel.inputs.workload import Workload, check_nodes
-from perfmodel.mechanisms import bursts, ordering, placement, scaling, storage
+from perfmodel.mechanisms import bursts, durability, ordering, placement, scaling, storage
 from perfmodel.mechanisms import cache as _cache
 from perfmodel.run import execution
 from perfmodel.solve.network import (
@@ -1046,7 +1046,9 @@ def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: n
     factor = ordering.background_write_factor(
         inp.sys.parameter(inp.params, "background_write_factor"), in_order, inp.sys.lsm
     )
-    per_write = cfg["object_bytes"] * factor * writing
+    factor = durability.background_factor(factor, inp.knobs["durability"], inp.sys.lsm)
+    log = durability.background_log_bytes(_log_bytes(inp), inp.knobs["durability"])
+    per_write = cfg["object_bytes"] * factor * writing + log
     occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
     per_request = (1 - cfg["read_fraction"]) * per_write * cfg["write_shards"] / cfg["nodes"]
     return per_write, occ, per_write / bursts.FLUSH_IO_BYTES * occ, per_request
@@ -1189,15 +1191,12 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         )
         * statements
     )
-    log_bytes = sys_.take(
-        [s.parameter(params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0 for s in sys_.specs]
-    )
-    log_bytes = log_bytes * _write_statements(inp.knobs)  # redo of every writing statement, one flush
+    log_bytes = _log_bytes(inp)
     # a commit waits for its flushes one after the other (MySQL's binary log: the redo log's
     # prepare flush, then the binary log's), each the device's write latency and the VM I/O path
     flushes = settings.fill(inp.knobs["log_flushes"], sys_.take([s.log_flushes for s in sys_.specs]))
-    log = np.where(
-        sys_.sync_to_log,
+    log = np.where(  # a commit waits for its flushes unless it is asynchronous (mechanisms.durability)
+        sys_.sync_to_log & durability.waits_for_log(inp.knobs["durability"]),
         flushes.astype(float) * (dev.data.write_latency + virt_io) + log_bytes / dev.data.seq_write,
         0.0,
     )
@@ -1226,6 +1225,17 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         zone_read_replica=zone_read_replica,
         zone_hops=statements,
     )
+
+
+def _log_bytes(inp: Inputs) -> np.ndarray:
+    """Redo bytes a write's commit flushes [B]: every writing statement's, in one flush (0 for a
+    system without a redo log)."""
+    sys_ = inp.sys
+    log_bytes = sys_.take(
+        [s.parameter(inp.params, s.log_bytes_per_write) if s.sync_writes_to == "log" else 0.0
+         for s in sys_.specs]
+    )  # fmt: skip
+    return log_bytes * _write_statements(inp.knobs)
 
 
 def _zones(inp: Inputs):
