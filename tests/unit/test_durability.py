@@ -57,9 +57,9 @@ def test_the_knob_is_refused_where_there_is_no_log():
 
 
 def test_the_figure_column_sets_the_knob():
-    row = {"system": "rocksdb", "platform_id": PLATFORM, "nodes": 1, "operation": "write", "read_fraction": 0.0,
-           "object_bytes": 800, "clients": 1, "durability": "off", "level": "client", "metric": "throughput",
-           "value": 1.0, "unit": "ops/s"}  # fmt: skip
+    row = {"system": "rocksdb", "platform_id": PLATFORM, "nodes": 1, "operation": "write",
+           "read_fraction": 0.0, "object_bytes": 800, "clients": 1, "durability": "off",
+           "level": "client", "metric": "throughput", "value": 1.0, "unit": "ops/s"}  # fmt: skip
     assert figure_config(row)["durability"] == "off"
     del row["durability"]
     assert "durability" not in figure_config(row)
