@@ -175,6 +175,7 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         # hyper-converged storage keeps its replicas below the VM: the database itself runs
         # once, and the replicated write is part of the VM's I/O path (virt_io_overhead_s)
         workload = replace(workload, replication_factor=1, consistency="ONE", read_consistency="ONE")
+    loop = _throttled_loop(row, workload, get)
     platform_id = str(row["platform_id"])
     nodes = float(get("nodes", 1))
     ec = (knobs.get("ec_k", math.nan), knobs.get("ec_m", math.nan))
@@ -187,7 +188,59 @@ def figure_config(row: Mapping[str, Any], catalog: Catalog | None = None) -> dic
         "system": system,
         "nodes": nodes,
         **knobs,
+        **({"_loop": loop} if loop is not None else {}),
     }
+
+
+def _throttled_loop(row: Mapping[str, Any], workload: Workload, get) -> Workload | None:
+    """A throttled run's clients running flat out (None: not throttled, its clients not recorded,
+    or its latency measured from each request's intended start)."""
+    clients = get("terminals") or get("clients")
+    if workload.closed or clients is None or get("latency_start") == "intended":
+        return None
+    threads, depth = int(get("threads_per_client", 1)), int(get("iodepth", 1))
+    return replace(
+        workload, arrival_rate=None, clients=int(clients), threads_per_client=threads, iodepth=depth
+    )
+
+
+def throttled(at_target: Mapping[str, Any], flat_out: Mapping[str, Any], target: float) -> Mapping[str, Any]:
+    """What a throttled run of a fixed number of clients shows [a predict row].
+
+    A load generator throttled to ``target`` [1/s] with ``N`` clients (YCSB ``-target``,
+    cassandra-stress ``throttle=``) is a closed loop whose clients wait between requests: it
+    runs at ``min(target, X)``, ``X`` the loop's rate flat out (``flat_out``, no wait).
+
+    - If the clients cannot reach the target (``X <= target``, or the open-arrival prediction
+      ``at_target`` saturates), the run is the loop flat out.
+    - Else it runs at the target, and its latencies are at most both the open-arrival
+      prediction at that rate (Poisson arrivals from an endless population wait at least as
+      long as ``N`` clients at the same rate: the finite-source queue, Kleinrock 1975, ch. 3)
+      and the flat-out loop's (its clients waiting between requests only lighten the load):
+      the smaller of the two, a bound where ``N`` is small.
+
+    Latency here is counted from the request's actual start (YCSB's default
+    ``measurement.interval=op``); a run counted from the intended start (column
+    ``latency_start``) is not passed here and keeps the open prediction.
+    """
+    if bool(at_target["saturated"]) or float(flat_out["throughput_ops_s"]) <= target:
+        return flat_out
+    out = dict(at_target)
+    for key, value in at_target.items():
+        if "latency" in key:
+            out[key] = min(float(value), float(flat_out[key]))
+    return out
+
+
+def _predict_row(config: dict[str, Any], params: ParameterSet) -> dict[str, Any]:
+    """One configuration's predict row (a throttled run's: :func:`throttled`)."""
+    config = dict(config)
+    loop = config.pop("_loop", None)
+    row = predict(params=params, **config).iloc[0].to_dict()
+    if loop is None:
+        return row
+    flat = predict(params=params, **{**config, "workload": loop}).iloc[0].to_dict()
+    return dict(throttled(row, flat, float(config["workload"].arrival_rate)))
 
 
 def _with_baseline(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -256,18 +309,18 @@ def predict_figure(row: Mapping[str, Any], params: ParameterSet | str | None = N
     if missing:
         return math.nan, missing
     try:
-        frame = predict(params=params, **figure_config(row))
+        out = _predict_row(figure_config(row), params)
     except (ValueError, KeyError) as exc:
         return math.nan, f"configuration cannot be built: {exc}"
-    value, reason = _value(frame.iloc[0].to_dict(), row)
+    value, reason = _value(out, row)
     if reason or UNITS[row["unit"]].dimension not in ("ratio", "pct_change"):
         return value, reason
     base = _with_baseline(row)
     try:
-        base_frame = predict(params=params, **figure_config(base))
+        base_out = _predict_row(figure_config(base), params)
     except (ValueError, KeyError) as exc:
         return math.nan, f"baseline configuration cannot be built: {exc}"
-    base_value, reason = _value(base_frame.iloc[0].to_dict(), base)
+    base_value, reason = _value(base_out, base)
     if reason:
         return math.nan, reason
     ratio = value / base_value
@@ -324,6 +377,13 @@ class FigurePlan:
                     index = base = None  # a figure whose baseline cannot be built has no prediction
             self._rows.append((index, base))
             self.reasons.append(reason)
+        # a throttled run whose clients may not keep up: its closed loop too (``throttled``)
+        self._loops: dict[int, int] = {}
+        for i in range(len(configs)):
+            loop = configs[i].pop("_loop", None)
+            if loop is not None:
+                configs.append({**configs[i], "workload": loop})
+                self._loops[i] = len(configs) - 1
         self._configs = configs
         # one vectorised call per kind of load (closed loops, throttled open-loop runs)
         self._groups = []
@@ -346,6 +406,8 @@ class FigurePlan:
             for members, call in self._groups:
                 for i, row in zip(members, predict(params=params, **call).to_dict("records"), strict=True):
                     table[i] = row
+            for i, j in self._loops.items():
+                table[i] = throttled(table[i], table[j], float(self._configs[i]["workload"].arrival_rate))
         except (ValueError, KeyError):  # one configuration cannot be built: fall back row by row
             results = [predict_figure(rec, params) for rec in self.records]
             return np.array([r[0] for r in results], dtype=float), [r[1] for r in results]

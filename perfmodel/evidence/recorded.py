@@ -189,6 +189,16 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "latency_start",
+        "choice",
+        False,
+        "a throttled run's latency counted from: actual (blank: when the request was sent, YCSB's default "
+        "measurement.interval=op, cassandra-stress) or intended (when it was due: YCSB intended, wrk2, "
+        "coordinated omission corrected)",
+        ("actual", "intended"),
+        config=True,
+    ),
+    Column(
         "durability",
         "choice",
         False,

@@ -126,6 +126,27 @@ def test_ycsb_summary_and_command_line():
     assert read["same_measurement"] == ""  # a throttled run's latency does not restate its rate
 
 
+def test_ycsb_intended_latencies_are_recorded_as_such():
+    """measurement.interval=both adds '[Intended-<OP>]' sections, counted from each request's
+    intended start (YCSB's Measurements; 'op', the default, counts from the actual start). The
+    benchANT run above did not use it: two such lines are appended here, in YCSB's format."""
+    text = (SAMPLES / "ycsb_benchant_scylla_hotspot_run0.txt").read_text(encoding="utf-8")
+    text += "[Intended-READ], AverageLatency(us), 5100.5\n[Intended-READ], 99thPercentileLatency(us), 31000\n"
+    done = ingest.read(text, ingest.context_for("ycsb.txt", platform_id=PLATFORM, device_id="x"))
+    intended = [r for r in done.rows if r["latency_start"] == "intended"]
+    assert sorted((r["metric"], _value(r)) for r in intended) == [
+        ("latency_mean", 5100.5),
+        ("latency_p99", 31000),
+    ]
+    assert all(r["operation"] == "read" for r in intended)
+    plain = [
+        r
+        for r in done.rows
+        if r["metric"] == "latency_mean" and r["operation"] == "read" and r not in intended
+    ]
+    assert [_value(r) for r in plain] == [2407.243450776857] and plain[0]["latency_start"] == ""
+
+
 def test_ycsb_agrees_with_the_corpus_transcription_of_the_same_run():
     corpus = load_benchmarks(data_dir() / "benchmarks" / "corpus_benchant-mongodb-scylladb-2023.csv")
     same = corpus[corpus["locator"].str.contains("caching-hotspot_scylladb-medium_0_a9QhmOsa/0_run.txt")]

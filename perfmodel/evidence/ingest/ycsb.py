@@ -112,7 +112,7 @@ def _load(props: dict, opts: dict) -> tuple[dict, list[str]]:
 def _sections(text: str) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for section, label, value in re.findall(
-        r"^\s*\[([A-Z_\-%0-9]+)\], ([^,]+), ([-\d.Ee+]+)\s*$", text, flags=re.M
+        r"^\s*\[([A-Za-z_\-%0-9]+)\], ([^,]+), ([-\d.Ee+]+)\s*$", text, flags=re.M
     ):
         out.setdefault(section, {})[label] = value
     return out
@@ -166,6 +166,16 @@ def parse(text: str) -> Parsed:
             values,
             closed_loop=closed and len(ops) == 1,
         )
+    for section in sections:  # measurement.interval=intended / both: counted from the intended start
+        base = section.removeprefix("Intended-")
+        if base != section and base in OPERATIONS and "target_rate" in load:
+            out += run_measurements(
+                section.lower(),
+                f"summary lines '[{section}]'",
+                {**load, "operation": OPERATIONS[base], "latency_start": "intended"},
+                _latencies(sections[section]),
+                closed_loop=False,
+            )
     binding = opts.get("db", "").lower()
     system = next((s for word, s in BINDINGS.items() if word in binding), "")
     needs = (
