@@ -97,6 +97,7 @@ _NUMERIC_KNOBS = {
     "osds_per_device": ("osds_per_device", 1.0),
     "cores_per_device": ("cores_per_device", 1.0),
     "log_files": ("log_files", 1.0),
+    "client_cores": ("client_cores", 1.0),
 }
 
 

@@ -199,6 +199,14 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "client_cores",
+        "int",
+        False,
+        "hardware threads of the load-generator machines together [count] (knob client_cores: the load "
+        "generator's time per request is then served on them, inside the latency; blank: not modelled)",
+        config=True,
+    ),
+    Column(
         "durability",
         "choice",
         False,

@@ -138,6 +138,18 @@ KNOBS: dict[str, Knob] = {
             "(chain.client_cycles, chain.client_share)",
             applies="remote",
         ),
+        Knob(
+            "client_cores",
+            "count",
+            "count",
+            UNSET,
+            "hardware threads of the load-generator machines together: the load generator's time per "
+            "request (parameter client_time_s) is then served on them, queueing when they are busy and "
+            "inside the latency the clients measure (station client); unset: that time is spent "
+            "between a reply and the next request, outside the latency",
+            maximum=1e6,
+            maximum_reason="a million hardware threads of load generators",
+        ),
         Knob("numa_binding", "bool", "", False, "the process is bound to the NUMA nodes it needs"),
         Knob(
             "osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)", applies="daemons"

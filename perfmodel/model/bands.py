@@ -55,6 +55,7 @@ COLUMN_GROUPS = {
     "util_wal": "throughput",
     "util_log": "throughput",
     "util_client_link": "throughput",
+    "util_client": "throughput",
 }
 
 

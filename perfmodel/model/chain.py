@@ -247,9 +247,13 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     )
     if why:
         raise ValueError(why)
-    # a closed loop's clients also spend the load generator's own time per request between a reply
-    # and the next request, outside the latency they measure (client_time_s; 0 in the shipped sets)
-    cfg["think_time_s"] = cfg["think_time_s"] + params.values.get("client_time_s", 0.0)
+    # a closed loop's clients also spend the load generator's own time per request (client_time_s;
+    # 0 in the shipped sets): on the load generator's cores when the knob client_cores gives them
+    # (the station client, inside the latency), else between a reply and the next request
+    own_cores = np.isfinite(knob_arrays["client_cores"].astype(float))
+    cfg["think_time_s"] = cfg["think_time_s"] + np.where(
+        own_cores, 0.0, params.values.get("client_time_s", 0.0)
+    )
     _erasure_coding(cfg, knob_arrays)
     plat = _with_network(
         _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
@@ -1492,6 +1496,9 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     hop = fwd * np.where(inp.sys.remote, 2 * inp.plat.net_latency + inp.params["net_stack_s"], 0.0)
     d_read, d_write = np.zeros((size, k)), np.zeros((size, k))
     servers, mult, scv = np.ones((size, k)), np.ones((size, k)), np.ones((size, k))
+    cores = inp.knobs["client_cores"].astype(float)
+    client = np.where(np.isfinite(cores), inp.params.values.get("client_time_s", 0.0), 0.0)
+    client_servers = np.where(np.isfinite(cores), cores, 1.0)
     rows = {
         # station: (read demand, write demand, servers, multiplicity, scv)
         "network": (path.net_read * (1 + fwd), path.net_write + fwd * path.net_read / rf, 1.0, nodes, 0.0),
@@ -1508,6 +1515,8 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
                 np.where(inp.sys.group_commit, np.maximum(path.log_files, cfg["population"]), path.log_files),
                 nodes, 1.0 / path.log_flushes),
         "client_link": (path.link, path.link, 1.0, 1.0, 0.0),
+        # the load generator's cores: its time per request, exponential (a CPU's mix of work)
+        "client": (client, client, client_servers, 1.0, 1.0),
         "fixed": (path.fixed_read + hop, path.fixed_write + hop, np.inf, 1.0, 0.0),
     }  # fmt: skip
     for name, (r, w, c, m, v) in rows.items():

@@ -18,6 +18,7 @@ device        the data devices: ``P`` parallel units each (queue depth),
 wal           a separate WAL / DB device (BlueStore on Optane), if any
 log           a redo-log writer with ``log_files`` concurrent flushes (DM8)
 client_link   a shared client-side link, when one is given
+client        the load generator's cores, when the knob ``client_cores`` gives them
 fixed         latencies nobody queues for: wire, kernel stack, VM I/O path
 ============  ==============================================================
 
@@ -91,6 +92,7 @@ OUTPUT_COLUMNS = (
     "util_wal",
     "util_log",
     "util_client_link",
+    "util_client",
     "device_queue_depth",
     "device_read_iops",
     "device_write_iops",

@@ -102,7 +102,9 @@ TARGET_UNITS = {
     "GiB/s": "gibibytes (2^30 B) per second of the workload's io_bytes",
 }
 #: the stations whose utilisation the throughput constraint caps
-UTIL_COLUMNS = ("util_network", "util_cpu", "util_device", "util_wal", "util_log", "util_client_link")
+UTIL_COLUMNS = (
+    "util_network", "util_cpu", "util_device", "util_wal", "util_log", "util_client_link", "util_client"
+)  # fmt: skip
 #: the NVMe drive a platform whose own data drives are another class gets in an equal comparison
 EQUAL_NVME = "nvme-1p6tb-generic"
 #: steps the search takes above a count that failed the joint check before it gives up

@@ -44,7 +44,7 @@ from scipy import special
 from perfmodel.mechanisms import bursts
 from perfmodel.queueing import erlang_c_unchecked
 
-STATIONS = ("network", "cpu", "device", "wal", "log", "client_link", "fixed")
+STATIONS = ("network", "cpu", "device", "wal", "log", "client_link", "client", "fixed")
 
 
 @dataclass

@@ -41,6 +41,10 @@ WORKLOADS = {
         zipf_s=0.9,
     ),
     "open": dict(read_fraction=0.7, object_bytes=2048, dataset_bytes=1e12, arrival_rate=2e4),
+    # keys in order (mechanisms.ordering): only a store that keeps key order changes
+    "sequential": dict(
+        read_fraction=0.5, object_bytes=800, dataset_bytes=1e12, clients=16, access_pattern="sequential"
+    ),
 }
 SYSTEMS = {
     "scylla": (3, "QUORUM"),
@@ -132,6 +136,11 @@ def configurations():
         (SPECIAL_PLATFORMS[0], "memcached", {"network": "loopback"}),
         (SPECIAL_PLATFORMS[0], "memcached", {"network": "loopback", "client_colocated": True}),
         (SPECIAL_PLATFORMS[0], "redis", {"network": "loopback"}),
+        # commits that do not wait for their log, and no log at all (mechanisms.durability)
+        ("x86-dl380-e5-2630v4", "mysql", {"durability": "async"}),
+        ("x86-dl380-e5-2630v4", "postgresql", {"durability": "async"}),
+        ("x86-epyc-7351p", "rocksdb", {"durability": "off"}),
+        ("x86-micron-cassandra-testbed", "cassandra", {"durability": "off"}),
     ]
     for platform, system, knobs in special:
         rows.extend(_row(platform, name, system, knobs) for name in WORKLOADS)
