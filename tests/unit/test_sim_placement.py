@@ -50,9 +50,11 @@ def test_even_placement_leaves_the_simulator_unchanged():
 def test_hot_node_share_is_what_the_configuration_says():
     from perfmodel.sim.config import SimConfig
 
-    k = 7
-    cfg = SimConfig(d_read=(0.0, 1e-4, 0, 0, 0, 0, 0), d_write=(0.0,) * k, servers=(1.0,) * k,
-                    mult=(4, 4, 4, 4, 4, 1, 1), scv=(1.0,) * k, read_fraction=1.0, nodes=4,
+    from perfmodel.solve.network import STATIONS
+
+    k = len(STATIONS)
+    cfg = SimConfig(d_read=(0.0, 1e-4) + (0,) * (k - 2), d_write=(0.0,) * k, servers=(1.0,) * k,
+                    mult=(4,) * 5 + (1,) * (k - 5), scv=(1.0,) * k, read_fraction=1.0, nodes=4,
                     arrival_rate=1000.0, hot_node=1.6)  # fmt: skip
     w = cfg.node_weights()
     assert w.sum() == pytest.approx(1.0)
