@@ -10,7 +10,8 @@ The knob ``durability`` (:data:`DURABILITY`) takes three values:
   delay between when success is reported to the client and when the transaction is really
   guaranteed to be safe", PostgreSQL documentation, "Asynchronous Commit"; ``fsync = off``
   likewise flushes nothing at commit); MySQL's ``innodb_flush_log_at_trx_commit = 0`` or ``2``
-  ("logs are written ... and flushed to disk once per second", MySQL Reference Manual). For a
+  ("logs are written ... and flushed to disk once per second", MySQL Reference Manual): the
+  log's bytes still load the log (at its bandwidth, a batch at a time), no commit waits. For a
   store whose writes never waited for a log (RocksDB's default ``sync = false``, Cassandra's
   periodic commit log) nothing changes.
 - ``off``: no log: RocksDB's ``WriteOptions::disableWAL`` (db_bench ``--disable_wal``; RocksDB
@@ -50,7 +51,7 @@ def background_factor(factor, durability, lsm) -> np.ndarray:
 
 
 def background_log_bytes(log_bytes, durability) -> np.ndarray:
-    """Redo bytes per write [B] written in the background: all of them when the commit does not
-    wait for them (``async``), none without a log (``off``) or when the commit flushes them
-    itself (``spec``)."""
+    """Redo bytes per write [B] written in the background, in batches at the log's bandwidth with
+    no per-commit flush: all of them when the commit does not wait for them (``async``), none
+    without a log (``off``) or when the commit flushes them itself (``spec``)."""
     return np.where(np.asarray(durability, dtype=object) == "async", np.asarray(log_bytes, float), 0.0)

@@ -25,6 +25,11 @@ ScyllaDB's Murmur3 partitioner orders an SSTable by token, not key; Ceph's CRUSH
 by a hash of their names; Redis and memcached keep hash tables; a PostgreSQL heap keeps rows in
 insertion order. To it a sequential pattern is random, and nothing changes.
 
+- **A range reads the pages its rows fill** (:func:`range_pages`): an operation visiting
+  ``rows_per_op`` rows from ``keys_per_op`` lookups (a sysbench range select, a YCSB scan) reads,
+  beyond each lookup's page, the ``object / page`` share of a page per further row, in a store
+  that keeps key order.
+
 Not modelled: the block layer merging a stream's adjacent I/Os and a disk skipping its seeks
 (``key_order: offsets``, fio): sequential I/O at the device is costed as random I/O of the same
 size; the CPU an iterator saves over point lookups; an LRU cache's scan behaviour (the cache's
@@ -56,6 +61,15 @@ def pages_per_key(object_bytes, page_bytes, in_order) -> np.ndarray:
     """
     share = np.minimum(1.0, np.asarray(object_bytes, dtype=float) / np.asarray(page_bytes, dtype=float))
     return np.where(in_order, share, 1.0)
+
+
+def range_pages(extra_rows, object_bytes, page_bytes, ordered) -> np.ndarray:
+    """Pages the rows of a range or scan beyond its first key add to an operation [count]:
+    ``extra_rows x min(1, object / page)`` in a store that keeps key order (the range's rows are
+    the next ones on the same and following pages); 0 elsewhere (not modelled: where the rows of
+    a range lie in a store that does not keep key order depends on how it was loaded)."""
+    share = np.minimum(1.0, np.asarray(object_bytes, dtype=float) / np.asarray(page_bytes, dtype=float))
+    return np.where(ordered, np.asarray(extra_rows, dtype=float) * share, 0.0)
 
 
 def background_write_factor(factor, in_order, lsm) -> np.ndarray:

@@ -995,13 +995,15 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     )
     occ_meta_r = storage.io_occupancy(META_IO_BYTES, data.parallelism, data.read_iops, data.seq_read)
     writing = _write_statements(k)  # dirty pages per writing statement
-    lookups = _keys_and_rows(k)[0]  # page reads per index lookup (a statement, or each IN-list key)
+    lookups, rows = _keys_and_rows(k)  # page reads per index lookup (a statement, or each IN-list key)
     # keys read in the order the store keeps share its pages (mechanisms.ordering)
     in_order = ordering.sequential(cfg["access_pattern"]) & sys_.key_ordered
-    per_miss = (
-        sys_.parameter(params, "device_reads_per_miss") * lookups * cfg["read_chunks"]
-        * ordering.pages_per_key(cfg["object_bytes"], sys_.page_bytes, in_order)
-    )  # fmt: skip
+    pages = lookups * ordering.pages_per_key(cfg["object_bytes"], sys_.page_bytes, in_order)
+    # a range's further rows fill the next pages of a store that keeps key order
+    pages = pages + ordering.range_pages(
+        rows - lookups, cfg["object_bytes"], sys_.page_bytes, sys_.key_ordered
+    )
+    per_miss = sys_.parameter(params, "device_reads_per_miss") * pages * cfg["read_chunks"]
     miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
     copies = cache_.page_cache_hit * per_miss  # from the OS page cache (buffered I/O)
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
@@ -1051,8 +1053,7 @@ def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: n
         inp.sys.parameter(inp.params, "background_write_factor"), in_order, inp.sys.lsm
     )
     factor = durability.background_factor(factor, inp.knobs["durability"], inp.sys.lsm)
-    log = durability.background_log_bytes(_log_bytes(inp), inp.knobs["durability"])
-    per_write = cfg["object_bytes"] * factor * writing + log
+    per_write = cfg["object_bytes"] * factor * writing
     occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
     per_request = (1 - cfg["read_fraction"]) * per_write * cfg["write_shards"] / cfg["nodes"]
     return per_write, occ, per_write / bursts.FLUSH_IO_BYTES * occ, per_request
@@ -1102,6 +1103,8 @@ class Paths:
     log_write: np.ndarray
     log_files: np.ndarray
     link: np.ndarray
+    #: the log's work per write that no commit waits for (asynchronous commits) [s]
+    log_background: np.ndarray | float = 0.0
     log_flushes: np.ndarray | float = 1.0  # flushes a commit waits for in turn [count]
     #: a cluster over availability zones (knob ``zones``): the round trip between zones [s] (0:
     #: one zone), the share of requests whose coordinator is outside the client's zone (each of
@@ -1199,11 +1202,16 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     # a commit waits for its flushes one after the other (MySQL's binary log: the redo log's
     # prepare flush, then the binary log's), each the device's write latency and the VM I/O path
     flushes = settings.fill(inp.knobs["log_flushes"], sys_.take([s.log_flushes for s in sys_.specs]))
+    dur = inp.knobs["durability"]
     log = np.where(  # a commit waits for its flushes unless it is asynchronous (mechanisms.durability)
-        sys_.sync_to_log & durability.waits_for_log(inp.knobs["durability"]),
+        sys_.sync_to_log & durability.waits_for_log(dur),
         flushes.astype(float) * (dev.data.write_latency + virt_io) + log_bytes / dev.data.seq_write,
         0.0,
     )
+    # asynchronous: the log is written in batches, its bytes at the device's bandwidth, and no
+    # commit waits for them
+    log_background = np.where(sys_.sync_to_log, durability.background_log_bytes(log_bytes, dur), 0.0)
+    log_background = log_background / dev.data.seq_write
     zone_rtt, zone_client, zone_replica, zone_read_replica = _zones(inp)
     zone_read = zone_mean(zone_client, statements, zone_read_replica, zone_rtt)
     zone_write = zone_mean(zone_client, statements, zone_replica, zone_rtt)
@@ -1223,6 +1231,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         log_files=inp.knobs["log_files"].astype(float),
         link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
         log_flushes=flushes.astype(float),
+        log_background=log_background,
         zone_rtt=zone_rtt,
         zone_client=zone_client,
         zone_replica=zone_replica,
@@ -1526,6 +1535,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     load_write = np.zeros((size, k))
     load_write[:, IX["device"]] = dev.d_background + dev.d_destage
     load_write[:, IX["wal"]] = dev.d_wal_destage
+    load_write[:, IX["log"]] = path.log_background  # an asynchronous commit's log, written later
     # of which the drives' destage holds the server right after the write's own I/O; the rest
     # (checkpoints, page cleaning, flushes) is a background job of its own per write replica
     destage = np.zeros((size, k))

@@ -49,7 +49,6 @@ def test_even_placement_leaves_the_simulator_unchanged():
 
 def test_hot_node_share_is_what_the_configuration_says():
     from perfmodel.sim.config import SimConfig
-
     from perfmodel.solve.network import STATIONS
 
     k = len(STATIONS)
