@@ -139,3 +139,24 @@ def test_no_library_function_is_longer_than_80_lines():
                 if lines > 80:
                     long.append(f"perfmodel/{path.relative_to(PACKAGE)}: {node.name} ({lines} lines)")
     assert not long, "functions over 80 lines:\n" + "\n".join(long)
+
+
+def test_every_system_spec_key_is_documented():
+    """Issue 38: a spec key added to the loader is a row of docs/models.md's table and a line of the
+    loader's own docstring (the table once lacked four keys)."""
+    import re
+
+    from perfmodel.inputs import systems
+
+    doc = (PACKAGE.parent / "docs" / "models.md").read_text(encoding="utf-8")
+    start = doc.index("| key | meaning |")
+    table = doc[start : doc.index("\n\n", start)]
+    documented = {k for row in table.splitlines()[2:] for k in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    assert systems._KEYS <= documented, sorted(systems._KEYS - documented)
+    lines = {m for m in re.findall(r"^([a-z_]+)", systems.__doc__, flags=re.M)}
+    named = {
+        k
+        for line in re.findall(r"^([a-z_, ]+?)\s{2,}", systems.__doc__, flags=re.M)
+        for k in line.split(", ")
+    }
+    assert systems._KEYS <= lines | named, sorted(systems._KEYS - lines - named)
