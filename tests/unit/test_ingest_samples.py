@@ -253,6 +253,27 @@ def test_memtier_json_per_command_and_totals():
         "0.8",
     )
     assert load["system"] == "redis"
+    # key_pattern R:R, memtier's default: uniform random keys for SETs and GETs
+    assert (load["key_distribution"], load["access_pattern"]) == ("uniform", "random")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "operation", "expected"),
+    [
+        ("Z:Z", "mixed", {"key_distribution": "zipf", "access_pattern": "random", "zipf_s": 0.9}),
+        ("S:R", "write", {"key_distribution": "uniform", "access_pattern": "sequential"}),
+        ("S:R", "read", {"key_distribution": "uniform", "access_pattern": "random"}),
+        ("P:P", "read", {"key_distribution": "uniform", "access_pattern": "sequential"}),
+        ("S:R", "mixed", {}),
+        ("G:G", "read", {}),
+    ],
+)
+def test_memtier_key_patterns(pattern, operation, expected):
+    from perfmodel.evidence.ingest import memtier
+
+    keys, note = memtier._keys({"key_pattern": pattern, "key_zipf_exp": 0.9}, operation)
+    assert keys == expected
+    assert bool(note) == (not expected)  # what is not recorded is said
 
 
 def _fio_doc(name: str) -> dict:

@@ -32,6 +32,15 @@ PROTOCOL_SYSTEMS = {
     "memcache_text": "memcached",
     "memcache_binary": "memcached",
 }
+#: --key-pattern letters (memtier_benchmark --help: "G for Gaussian distribution, R for uniform
+#: Random, S for Sequential, P for Parallel (Sequential were each client has a subset of the
+#: key-range), Z for zipf distribution (will use key-zipf-exp)") -> the keys' columns; G: none
+KEY_PATTERNS = {
+    "R": {"key_distribution": "uniform", "access_pattern": "random"},
+    "Z": {"key_distribution": "zipf", "access_pattern": "random"},
+    "S": {"key_distribution": "uniform", "access_pattern": "sequential"},
+    "P": {"key_distribution": "uniform", "access_pattern": "sequential"},
+}
 #: ALL STATS entry -> (key, operation or None for the configured mix)
 ENTRIES = {"Sets": ("sets", "write"), "Gets": ("gets", "read"), "Totals": ("totals", None)}
 
@@ -58,13 +67,31 @@ def _load(config: dict) -> tuple[dict, list[str]]:
     return load, notes
 
 
-def _entry(name: str, stats: dict, load: dict) -> list[Measurement]:
+def _keys(config: dict, operation: str) -> tuple[dict, str]:
+    """The key columns of an entry from ``key_pattern`` (SET:GET), and a note when none apply."""
+    pattern = str(config.get("key_pattern", "R:R"))
+    sets, _, gets = pattern.partition(":")
+    letter = {"write": sets, "read": gets}.get(operation, sets if sets == gets else "")
+    keys = dict(KEY_PATTERNS.get(letter, {}))
+    if keys.get("key_distribution") == "zipf":
+        keys["zipf_s"] = float(config.get("key_zipf_exp", 0.0))
+    if keys:
+        return keys, ""
+    why = (
+        "Gaussian keys are not a distribution the model knows"
+        if letter == "G"
+        else ("SETs and GETs pick keys differently" if not letter else f"unknown key pattern {letter!r}")
+    )
+    return {}, f"--key-pattern {pattern}: key_distribution not recorded ({why}); --set it"
+
+
+def _entry(name: str, stats: dict, load: dict, config: dict) -> list[Measurement]:
     key, operation = ENTRIES[name]
     share = load.get("read_fraction")
     op = operation or ("read" if share == 1 else "write" if share == 0 else "mixed")
-    entry_load = {**load, "operation": op}
+    keys, note = _keys(config, op)
+    entry_load = {**load, **keys, "operation": op}
     values = [("throughput", repr(stats["Ops/sec"]), "ops/s", "'Ops/sec'")]
-    note = ""
     mean = stats.get("Average Latency", stats.get("Latency", 0))
     if mean:
         values.append(("latency_mean", repr(mean), "ms", "'Average Latency'"))
@@ -77,7 +104,9 @@ def _entry(name: str, stats: dict, load: dict) -> list[Measurement]:
                 "'Accumulated Latency' / 'Count'",
             )
         )
-        note = "mean latency computed: Accumulated Latency / Count (the entry prints 0)"
+        note = "; ".join(
+            filter(None, [note, "mean latency computed: Accumulated Latency / Count (the entry prints 0)"])
+        )
     if stats.get("Max Latency"):
         values.append(("latency_max", repr(stats["Max Latency"]), "ms", "'Max Latency'"))
     for label, value in stats.get("Percentile Latencies", {}).items():
@@ -100,7 +129,7 @@ def parse(text: str) -> Parsed:
     ran = [name for name in ("Sets", "Gets") if stats.get(name, {}).get("Count", 0) > 0]
     out = []
     for name in ran + (["Totals"] if len(ran) == 2 else []):  # one kind alone: Totals restates it
-        out += _entry(name, stats[name], load)
+        out += _entry(name, stats[name], load, config)
     if not out:
         raise IngestError("the memtier_benchmark JSON counts no SET or GET")
     system = PROTOCOL_SYSTEMS.get(str(config.get("protocol", "")), "")
