@@ -182,6 +182,8 @@ def test_cassandra_stress_5_with_its_settings_agrees_with_the_corpus():
         assert float(ours["threads_per_client"]) == fig.threads_per_client
         assert float(ours["object_bytes"]) == fig.object_bytes == 5 * 34
         assert ours["consistency"] == fig.consistency and float(ours["replication_factor"]) == 1
+        # 'Population: Sequence: 1..10000': each key once, in order, as the helper recorded it
+        assert ours["access_pattern"] == fig.access_pattern == "sequential"
     assert _value(rows["write", "latency_max"]) == 38.4
 
 

@@ -68,6 +68,14 @@ def _settings(text: str) -> dict:
     count = re.search(r"^\s*Count Distribution: Fixed:\s*key=(\d+)", text, flags=re.M)
     if size and count:
         load["object_bytes"] = int(size.group(1)) * int(count.group(1))
+    # Population (4.0 and later): 'Sequence: 1..N' walks the keys in order, each once per pass
+    # (cassandra-stress help: -pop seq=; its default for writes); a distribution (Gaussian, uniform)
+    # picks them at random
+    population = re.search(r"^Population:\s*\n\s*(\w+):", text, flags=re.M)
+    if population and population.group(1) == "Sequence":
+        load.update(key_distribution="uniform", access_pattern="sequential")
+    elif population and population.group(1) == "Distribution":
+        load["access_pattern"] = "random"
     rate = re.search(r"^\s*OpsPer Sec: (\d+)", text, flags=re.M)
     if rate and int(rate.group(1)) > 0:
         load["target_rate"] = int(rate.group(1))
