@@ -20,8 +20,10 @@ The knob ``durability`` (:data:`DURABILITY`) takes three values:
   written byte is not written: for a log-structured store one byte per user byte less of the
   background writes (:data:`LOG_COPY`), for a redo-log store the redo bytes.
 
-Not modelled: the CPU the log append costs a write (encoding, the ``write`` call), so turning
-the log off speeds a CPU-bound load less here than it does.
+Without the log a write also skips the append's CPU (encoding, checksum, the ``write`` call):
+:func:`log_cpu`, the spec's ``log_cpu_share`` of its ``cpu_cycles_write``. RocksDB's is measured
+by ``python -m tools.rocksdb_write_path`` (db_bench 7.8.3 in memory: 0.35 of a random write's
+CPU, ``data/microbench/rocksdb-write-path.csv``); other systems' are not measured (0).
 
 The knob applies to systems with a log the model knows (``lsm: true`` or ``sync_writes_to:
 log``); pure functions, broadcast.
@@ -40,6 +42,12 @@ LOG_COPY = 1.0
 def waits_for_log(durability) -> np.ndarray:
     """Whether a commit waits for its log flush, as the spec says (bool array)."""
     return np.asarray(durability, dtype=object) == "spec"
+
+
+def log_cpu(share, durability) -> np.ndarray:
+    """Share of a write's CPU a write without its log does not spend [-]: the log append's
+    ``share`` (a spec's ``log_cpu_share``) where ``durability`` is ``off``, else 0."""
+    return np.where(np.asarray(durability, dtype=object) == "off", np.asarray(share, dtype=float), 0.0)
 
 
 def background_factor(factor, durability, lsm) -> np.ndarray:

@@ -681,10 +681,23 @@ def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_c
     ``(c_cmd, (c_msg + e) / iodepth, c_client / copies)`` of :func:`_command_share`."""
     f, copies = inp.cfg["read_fraction"], inp.cfg["write_shards"]
     sys_, params = inp.sys, inp.params
-    read, write = sys_.parameter(params, "cpu_cycles_read"), sys_.parameter(params, "cpu_cycles_write")
+    read, write = sys_.parameter(params, "cpu_cycles_read"), _write_cycles(inp)
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
     command = (f * read + (1 - f) * copies * write) / per_op + stall_cycles
     return command, _message_cycles(inp, exit_cycles), client_cycles(inp, client_share, exit_cycles) / per_op
+
+
+def _write_cycles(inp: Inputs) -> np.ndarray:
+    """CPU of a write command [cycles]: ``cpu_cycles_write`` less the shares of it a write without
+    its log (``log_cpu_share``: the WAL append, knob ``durability=off``) and an insert in key order
+    into a store that keeps it (``ordered_insert_saving``: the memtable search it skips) do not
+    spend (:mod:`perfmodel.mechanisms.durability`, :mod:`perfmodel.mechanisms.ordering`; both 0
+    where a spec does not measure them)."""
+    sys_, params = inp.sys, inp.params
+    in_order = ordering.sequential(inp.cfg["access_pattern"]) & sys_.key_ordered
+    spared = durability.log_cpu(sys_.parameter(params, "log_cpu_share"), inp.knobs["durability"])
+    spared = spared + ordering.insert_cpu(sys_.parameter(params, "ordered_insert_saving"), in_order)
+    return sys_.parameter(params, "cpu_cycles_write") * (1.0 - np.minimum(spared, 1.0))
 
 
 def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0) -> np.ndarray:
@@ -1385,7 +1398,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["write_shards"]
     # a writing operation's SELECTs (read_statements_per_op) cost what a read's do
     writing = _write_statements(inp.knobs)
-    op_w = ((sys_.parameter(params, "cpu_cycles_write") + rmw_ops) * writing
+    op_w = ((_write_cycles(inp) + rmw_ops) * writing
             + sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] * (statements - writing)
             + per_message * statements)  # fmt: skip
     # index lookups beyond one per statement (IN-list keys): a B-tree descent and row fetch each;

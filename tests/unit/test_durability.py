@@ -67,3 +67,50 @@ def test_the_figure_column_sets_the_knob():
     assert figure_config(row)["durability"] == "off"
     del row["durability"]
     assert "durability" not in figure_config(row)
+
+
+def test_without_its_log_a_rocksdb_write_spends_less_cpu_by_the_measured_share():
+    """log_cpu_share and ordered_insert_saving come from db_bench run here (tools.rocksdb_write_path),
+    not from the corpus; a write's CPU is cpu_cycles_write less the shares it does not spend."""
+    spec = load_system("rocksdb")
+    log = spec.parameter(pm.load_parameters(), "log_cpu_share")
+    ordered = spec.parameter(pm.load_parameters(), "ordered_insert_saving")
+    assert 0 < log < 1 and 0 < ordered < 1
+
+    def cpu_per_write(access, setting):
+        w = Workload(operation="write", read_fraction=0.0, object_bytes=400.0, dataset_bytes=1e9, clients=1,
+                     access_pattern=access)  # fmt: skip
+        r = pm.predict(platform="aws-m5d-2xlarge", workload=w, system="rocksdb", nodes=1, durability=setting)
+        return r.util_cpu.iloc[0] / r.throughput_ops_s.iloc[0]
+
+    base = cpu_per_write("random", "spec")
+    assert cpu_per_write("random", "off") == pytest.approx(base * (1 - log), rel=1e-9)
+    assert cpu_per_write("sequential", "spec") == pytest.approx(base * (1 - ordered), rel=1e-9)
+    assert cpu_per_write("sequential", "off") == pytest.approx(base * (1 - log - ordered), rel=1e-9)
+    # async keeps the append (only the wait goes), and a system that does not measure it spends the same
+    assert cpu_per_write("random", "async") == pytest.approx(base, rel=1e-12)
+
+
+def test_the_microbenchmark_record_gives_the_shipped_shares():
+    """The spec's shares are what the recorded db_bench runs give (medians per run kind)."""
+    import csv
+    import statistics
+
+    from perfmodel.inputs._data import data_dir
+    from tools.rocksdb_write_path import shares
+
+    text = (data_dir() / "microbench" / "rocksdb-write-path.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    first = rows[0]["date"]
+    medians = {
+        name: statistics.median(
+            float(r["micros_per_op"]) for r in rows if r["run"] == name and r["date"] == first
+        )
+        for name in {r["run"] for r in rows}
+    }
+    got = shares(medians)
+    spec = load_system("rocksdb")
+    assert round(got["log_cpu_share"], 3) == spec.parameter(pm.load_parameters(), "log_cpu_share")
+    assert round(got["ordered_insert_saving"], 3) == spec.parameter(
+        pm.load_parameters(), "ordered_insert_saving"
+    )
