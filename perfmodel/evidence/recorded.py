@@ -207,6 +207,15 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "memtable",
+        "choice",
+        False,
+        "the LSM memtable's representation (knob memtable): skiplist (blank) or vector (db_bench "
+        "--memtablerep=vector, benchmark.sh's bulk loads)",
+        ("skiplist", "vector"),
+        config=True,
+    ),
+    Column(
         "durability",
         "choice",
         False,

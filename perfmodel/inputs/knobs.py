@@ -75,6 +75,11 @@ APPLIES: dict[str, tuple[Any, str, str]] = {
     "coordinator": (lambda s: s.coordinator, "coordinator: true", "any node coordinates a request"),
     "placement": (lambda s: s.placement is not None, "placement", "it spreads data over placement units"),
     "lsm": (lambda s: s.lsm, "lsm: true", "memtable flushes write in bursts"),
+    "memtables": (
+        lambda s: "vector_insert_saving" in s.parameters,
+        "parameters: vector_insert_saving",
+        "its spec measures a vector memtable's insert",
+    ),
     "logged": (
         lambda s: s.lsm or s.sync_writes_to == "log",
         "lsm: true or sync_writes_to: log",
@@ -317,6 +322,17 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "placement units: tokens per node (ring) or placement groups per daemon (default: the system's)",
             applies="placement",
+        ),
+        Knob(
+            "memtable",
+            "choice",
+            "",
+            "skiplist",
+            "the memtable's representation: skiplist (RocksDB's default: an insert finds its key's "
+            "place) or vector (an append, sorted when flushed: db_bench's bulk loads); a vector "
+            "insert skips the spec's vector_insert_saving share of a write's CPU",
+            choices=("skiplist", "vector"),
+            applies="memtables",
         ),
         Knob(
             "durability",

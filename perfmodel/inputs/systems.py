@@ -164,7 +164,7 @@ OPTIONAL_PARAMETERS = {"usl_sigma": 0.0, "usl_kappa": 0.0, "cpu_cycles_message":
                        "cpu_cycles_key": 0.0, "cpu_cycles_parse": 0.0,
                        "cpu_cycles_write_lock": 0.0, "dram_misses_per_op": 0.0,
                        "cpu_cycles_handoff": 0.0, "log_cpu_share": 0.0,
-                       "ordered_insert_saving": 0.0}  # fmt: skip
+                       "ordered_insert_saving": 0.0, "vector_insert_saving": 0.0}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -696,7 +696,14 @@ def _write_cycles(inp: Inputs) -> np.ndarray:
     sys_, params = inp.sys, inp.params
     in_order = ordering.sequential(inp.cfg["access_pattern"]) & sys_.key_ordered
     spared = durability.log_cpu(sys_.parameter(params, "log_cpu_share"), inp.knobs["durability"])
-    spared = spared + ordering.insert_cpu(sys_.parameter(params, "ordered_insert_saving"), in_order)
+    # an insert that need not find its key's place: in key order, or appended to a vector memtable
+    search = np.maximum(
+        ordering.insert_cpu(sys_.parameter(params, "ordered_insert_saving"), in_order),
+        ordering.insert_cpu(
+            sys_.parameter(params, "vector_insert_saving"), inp.knobs["memtable"] == "vector"
+        ),
+    )
+    spared = spared + search
     return sys_.parameter(params, "cpu_cycles_write") * (1.0 - np.minimum(spared, 1.0))
 
 

@@ -111,6 +111,26 @@ def test_the_microbenchmark_record_gives_the_shipped_shares():
     got = shares(medians)
     spec = load_system("rocksdb")
     assert round(got["log_cpu_share"], 3) == spec.parameter(pm.load_parameters(), "log_cpu_share")
-    assert round(got["ordered_insert_saving"], 3) == spec.parameter(
-        pm.load_parameters(), "ordered_insert_saving"
-    )
+    for name in ("ordered_insert_saving", "vector_insert_saving"):
+        assert round(got[name], 3) == spec.parameter(pm.load_parameters(), name)
+
+
+def test_a_vector_memtable_appends_without_the_search():
+    params = pm.load_parameters()
+    saving = load_system("rocksdb").parameter(params, "vector_insert_saving")
+    ordered = load_system("rocksdb").parameter(params, "ordered_insert_saving")
+
+    def cpu_per_write(access, **knobs):
+        w = Workload(operation="write", read_fraction=0.0, object_bytes=400.0, dataset_bytes=1e9, clients=1,
+                     access_pattern=access)  # fmt: skip
+        r = pm.predict(platform="aws-m5d-2xlarge", workload=w, system="rocksdb", nodes=1, **knobs)
+        return r.util_cpu.iloc[0] / r.throughput_ops_s.iloc[0]
+
+    base = cpu_per_write("random")
+    assert cpu_per_write("random", memtable="vector") == pytest.approx(base * (1 - saving), rel=1e-9)
+    # in key order the search is skipped once, not twice
+    both = cpu_per_write("sequential", memtable="vector")
+    assert both == pytest.approx(base * (1 - max(saving, ordered)), rel=1e-9)
+    with pytest.raises(ValueError, match="memtable"):
+        w = Workload(operation="write", read_fraction=0.0, clients=1)
+        pm.predict(platform="aws-m5d-2xlarge", workload=w, system="cassandra", nodes=1, memtable="vector")
