@@ -163,22 +163,13 @@ class Workload:
 
         if self.operation not in OPERATIONS:
             raise ValueError(f"operation: must be one of {', '.join(OPERATIONS)}, got {self.operation!r}")
-        names = np.asarray(self.key_distribution, dtype=object)
-        unknown = sorted({str(n) for n in names.ravel()} - set(DISTRIBUTIONS))
-        if unknown:
-            raise ValueError(
-                f"key_distribution: must be one of {', '.join(DISTRIBUTIONS)}, got {unknown[0]!r}"
-            )
-        if names.ndim:
-            put("key_distribution", names)
-        order = np.asarray(self.access_pattern, dtype=object)
-        unknown = sorted({str(n) for n in order.ravel()} - set(ACCESS_PATTERNS))
-        if unknown:
-            raise ValueError(
-                f"access_pattern: must be one of {', '.join(ACCESS_PATTERNS)}, got {unknown[0]!r}"
-            )
-        if order.ndim:
-            put("access_pattern", order)
+        for name, allowed in (("key_distribution", DISTRIBUTIONS), ("access_pattern", ACCESS_PATTERNS)):
+            words = np.asarray(getattr(self, name), dtype=object)  # one word, or one per configuration
+            unknown = sorted({str(w) for w in words.ravel()} - set(allowed))
+            if unknown:
+                raise ValueError(f"{name}: must be one of {', '.join(allowed)}, got {unknown[0]!r}")
+            if words.ndim:
+                put(name, words)
         for name in ("hot_data_fraction", "hot_op_fraction"):
             value = math.nan if getattr(self, name) is None else getattr(self, name)
             arr = np.asarray(value, dtype=float)

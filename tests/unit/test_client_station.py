@@ -29,7 +29,8 @@ def _run(client_time_s=CLIENT_S, threads=64, **knobs):
 def test_without_its_cores_the_client_time_is_spent_between_requests():
     bare, lab = _run(0.0), _run()
     assert lab.util_client == 0.0
-    assert lab.latency_mean_ms == pytest.approx(bare.latency_mean_ms, rel=0.2)
+    # the time between requests only lightens the load: never a longer latency than without it
+    assert lab.latency_mean_ms < bare.latency_mean_ms and lab.throughput_ops_s <= bare.throughput_ops_s
     # closed loop, Little's law over the whole cycle: N = X (R + Z)
     assert 64 == pytest.approx(lab.throughput_ops_s * (lab.latency_mean_ms * 1e-3 + CLIENT_S), rel=1e-6)
 
@@ -48,7 +49,9 @@ def test_a_load_generator_short_of_cores_is_the_bottleneck():
     lab = _run(threads=256, client_cores=cores)
     assert lab.bottleneck == "client"
     assert lab.throughput_ops_s <= cores / CLIENT_S * (1 + 1e-9)
-    assert lab.throughput_ops_s == pytest.approx(cores / CLIENT_S, rel=0.05)
+    # 256 threads on 2 cores: far past the knee, the rate is the client's asymptote c / D (Denning &
+    # Buzen 1978, the closed network's throughput bound)
+    assert lab.throughput_ops_s == pytest.approx(cores / CLIENT_S, rel=1e-3)
     more = _run(threads=256, client_cores=4 * cores)
     assert more.throughput_ops_s > lab.throughput_ops_s
 
