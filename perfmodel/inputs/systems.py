@@ -10,6 +10,9 @@ id, name           the id ``predict(system=...)`` takes, and a display name
 threading          ``hashed`` (each request goes to one shard's own queue: ScyllaDB
                    shards, Ceph PG shards) or ``pooled`` (worker threads share a queue)
 thread_cap         worker threads the software runs at most (blank: no cap)
+load_threads       the software runs on the load's own threads, one per job, each keeping its
+                   ``iodepth`` requests in flight (fio: ``numjobs`` clones, each submitting and
+                   reaping its own I/Os): worker threads = ``clients x threads_per_client``
 remote             clients reach it over the network (false: embedded or raw device)
 data_cache         reads can be served from memory (a row / block cache, buffer pool)
 page_cache         the data files are read through the OS page cache (buffered I/O, as
@@ -225,6 +228,7 @@ class SystemSpec:
     group_commit: bool = False
     page_cache: bool = False
     client_mirrors_commands: bool = False
+    load_threads: bool = False
     #: the server's I/O scheduler's latency goal [s] (inf: none)
     io_latency_goal_s: float = math.inf
     topology: str = "sharded"
@@ -343,6 +347,7 @@ _KEYS = {
     "group_commit",
     "page_cache",
     "client_mirrors_commands",
+    "load_threads",
     "io_latency_goal_ms",
     "hooks",
     "parameters",
@@ -469,6 +474,7 @@ def _flags(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
         "group_commit",
         "page_cache",
         "client_mirrors_commands",
+        "load_threads",
     )
     for key in flags:
         value = doc.get(key)

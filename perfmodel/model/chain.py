@@ -130,6 +130,7 @@ class SystemArrays:
     group_commit: np.ndarray
     page_cache: np.ndarray
     client_mirrors_commands: np.ndarray
+    load_threads: np.ndarray
     #: the server's I/O scheduler's latency goal: the most of a flush a read waits behind [s] (inf:
     #: no scheduler of its own)
     io_latency_goal_s: np.ndarray
@@ -468,6 +469,7 @@ def _system_arrays(system: np.ndarray) -> SystemArrays:
         group_commit=flag("group_commit"),
         page_cache=flag("page_cache"),
         client_mirrors_commands=flag("client_mirrors_commands"),
+        load_threads=flag("load_threads"),
         io_latency_goal_s=np.array([s.io_latency_goal_s for s in specs], dtype=float)[codes],
         key_ordered=np.array([s.key_order == "ordered" for s in specs])[codes],
     )
@@ -527,6 +529,7 @@ def cpu(inp: Inputs) -> Cpu:
     cores_avail = np.maximum(cores - idle, 0.05)  # cores left for requests [count]
     cap = k["thread_cap"].astype(float)
     cap = np.where(np.isfinite(cap), cap, inp.sys.thread_cap)
+    cap = np.where(inp.sys.load_threads, np.minimum(cap, _load_threads(inp)), cap)
     threads = np.maximum(np.floor(scaling.usable_threads(np.maximum(cores_avail, 1.0), tpc, cap)), 1.0)
     virt = k["virtualization"]
     virt_eff = np.select(
@@ -605,6 +608,18 @@ def core_clock(plat: PlatformArrays, busy_cores: np.ndarray) -> np.ndarray:
     share = np.where(plat.cores > 1, np.clip((busy_cores - 1.0) / span, 0.0, 1.0), 1.0)
     all_core = np.minimum(plat.all_core_hz, plat.turbo_hz)
     return plat.turbo_hz - (plat.turbo_hz - all_core) * share
+
+
+def _load_threads(inp: Inputs) -> np.ndarray:
+    """The load's threads per node [count]: ``clients x threads_per_client`` of a closed loop
+    (its population over ``iodepth``), spread over the nodes; ``inf`` under open arrivals (no
+    fixed threads). A system with ``load_threads`` runs on these (fio: each of ``numjobs`` jobs is
+    a thread or process that submits and reaps its own ``iodepth`` I/Os -- fio HOWTO, ``numjobs``
+    and ``iodepth``), so its CPU work per I/O has no more cores than it has jobs."""
+    if not inp.workload.closed:
+        return np.full(inp.size, np.inf)
+    cfg = inp.cfg
+    return np.maximum(np.ceil(cfg["population"] / cfg["iodepth"] / cfg["nodes"]), 1.0)
 
 
 def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
