@@ -42,7 +42,9 @@ def _cpu() -> tuple[str, float]:
     text = Path("/proc/cpuinfo").read_text()
     name = re.search(r"model name\s*:\s*(.+)", text)
     mhz = re.search(r"cpu MHz\s*:\s*([\d.]+)", text)
-    return (name.group(1).strip() if name else platform.processor()), (float(mhz.group(1)) if mhz else float("nan"))
+    return (name.group(1).strip() if name else platform.processor()), (
+        float(mhz.group(1)) if mhz else float("nan")
+    )
 
 
 def run_once(rw: str, depth: int, folder: Path, seconds: float) -> dict:
@@ -53,7 +55,7 @@ def run_once(rw: str, depth: int, folder: Path, seconds: float) -> dict:
          f"--runtime={seconds:g}", "--ramp_time=1", "--output-format=json"],
         capture_output=True, text=True, timeout=seconds + 120, check=True,
     ).stdout  # fmt: skip
-    job = json.loads(out[out.index("{"):])["jobs"][0]
+    job = json.loads(out[out.index("{") :])["jobs"][0]
     side = job["read"] if rw.endswith("read") else job["write"]
     ios, runtime_s = float(side["total_ios"]), float(job["job_runtime"]) / 1e3
     cpu_s = (float(job["usr_cpu"]) + float(job["sys_cpu"])) / 100.0 * runtime_s
