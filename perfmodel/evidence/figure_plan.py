@@ -120,6 +120,8 @@ def _figure_knobs(row: Mapping[str, Any], get) -> dict[str, Any]:
         knobs["cache_state"] = "cold" if get("read_source") == "disk" else "resident"
     if get("memtable"):  # a vector memtable appends (mechanisms.ordering.insert_cpu)
         knobs["memtable"] = str(get("memtable"))
+    if get("compactions"):  # an LSM tree loaded with auto compactions off (mechanisms.compaction)
+        knobs["compactions"] = str(get("compactions"))
     if get("durability"):  # writes that do not wait for their log, or no log (mechanisms.durability)
         knobs["durability"] = str(get("durability"))
     if not _blank(row.get("numa_binding")):

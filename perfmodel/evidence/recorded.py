@@ -216,6 +216,15 @@ COLUMNS: tuple[Column, ...] = (
         config=True,
     ),
     Column(
+        "compactions",
+        "choice",
+        False,
+        "whether the LSM tree compacted during the run (knob compactions): auto (blank) or off (auto "
+        "compactions disabled: db_bench --disable_auto_compactions=1, benchmark.sh's bulkload step)",
+        ("auto", "off"),
+        config=True,
+    ),
+    Column(
         "durability",
         "choice",
         False,

@@ -347,6 +347,18 @@ KNOBS: dict[str, Knob] = {
             applies="logged",
         ),
         Knob(
+            "compactions",
+            "choice",
+            "",
+            "auto",
+            "auto (an LSM tree compacts as it is written) or off (auto compactions disabled for the run: "
+            "db_bench --disable_auto_compactions=1, benchmark.sh's bulk load, which compacts afterwards in "
+            "a step of its own): a write's background bytes are then its log's and its flush's copies "
+            "only (mechanisms.compaction)",
+            choices=("auto", "off"),
+            applies="lsm",
+        ),
+        Knob(
             "flush_size_scv",
             "number",
             "-",

@@ -46,7 +46,7 @@ from perfmodel.inputs.catalog import Platform, load_network, load_platform
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import HOOKS, SystemSpec, load_system
 from perfmodel.inputs.workload import Workload, check_nodes
-from perfmodel.mechanisms import bursts, durability, ordering, placement, scaling, storage
+from perfmodel.mechanisms import bursts, compaction, durability, ordering, placement, scaling, storage
 from perfmodel.mechanisms import cache as _cache
 from perfmodel.run import execution
 from perfmodel.solve.network import (
@@ -1087,6 +1087,7 @@ def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: n
     factor = ordering.background_write_factor(
         inp.sys.parameter(inp.params, "background_write_factor"), in_order, inp.sys.lsm
     )
+    factor = compaction.background_factor(factor, inp.knobs["compactions"], inp.sys.lsm)
     factor = durability.background_factor(factor, inp.knobs["durability"], inp.sys.lsm)
     per_write = cfg["object_bytes"] * factor * writing
     occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)

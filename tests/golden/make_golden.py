@@ -141,6 +141,7 @@ def configurations():
         ("x86-dl380-e5-2630v4", "postgresql", {"durability": "async"}),
         ("x86-epyc-7351p", "rocksdb", {"durability": "off"}),
         ("x86-epyc-7351p", "rocksdb", {"memtable": "vector"}),
+        ("x86-epyc-7351p", "rocksdb", {"compactions": "off"}),
         ("x86-micron-cassandra-testbed", "cassandra", {"durability": "off"}),
     ]
     for platform, system, knobs in special:
