@@ -481,6 +481,8 @@ def _cmd_size(args: argparse.Namespace) -> int:
         sync_replicas=args.sync_replicas,
         max_nodes=args.max_nodes,
         interval=args.interval,
+        prices=args.prices,
+        pricing=_pricing(args),
         **knobs,
     )
     if args.format == "table":
@@ -498,7 +500,20 @@ def _cmd_size(args: argparse.Namespace) -> int:
         print(f"Caveat: {frame.attrs['caveat']}")
         if frame.attrs.get("range_note"):
             print(f"Range: {frame.attrs['range_note']}")
+        if args.prices:
+            from perfmodel.plan.sizing_view import cost_text
+
+            print(cost_text(frame))
     return 0
+
+
+def _pricing(args: argparse.Namespace) -> dict:
+    """``size``'s ``pricing`` from the flags given (an error when given without ``--prices``)."""
+    given = {"term": args.price_term, "horizon_months": args.horizon_months}
+    given = {k: v for k, v in given.items() if v is not None}
+    if given and not args.prices:
+        raise ValueError("--price-term / --horizon-months: give --prices with them")
+    return given
 
 
 def _cmd_probe(args: argparse.Namespace) -> int:
@@ -932,6 +947,20 @@ def _add_size(sub) -> None:
     sz.add_argument(
         "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
     )
+    sz.add_argument(
+        "--prices", nargs="?", const="shipped", default=None, metavar="FILE",
+        help="add the monthly cost of each plan and mark the cheapest that meets the SLO: the shipped price "
+        "tables (data/prices/), or FILE (YAML or CSV in their format) loaded over them",
+    )  # fmt: skip
+    sz.add_argument(
+        "--price-term", choices=["on_demand", "reserved_1y"], default=None,
+        help="cloud price used with --prices (default on_demand)",
+    )  # fmt: skip
+    sz.add_argument(
+        "--horizon-months", type=float, default=None,
+        help="average the cost over this many months (on premises: servers replaced every amortisation "
+        "period; reserved: whole years paid)",
+    )  # fmt: skip
     sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
     with_catalog(sz)
     sz.set_defaults(func=_cmd_size)

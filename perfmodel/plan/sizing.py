@@ -51,6 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -59,6 +60,7 @@ from perfmodel.inputs import knobs as settings
 from perfmodel.inputs import topology
 from perfmodel.inputs.catalog import Platform, load_platform
 from perfmodel.inputs.params import ParameterSet, load_parameters
+from perfmodel.inputs.prices import PriceEntry, PriceTable, load_prices, monthly_cost
 from perfmodel.inputs.systems import load_system
 from perfmodel.inputs.workload import MAX_NODES, Workload
 from perfmodel.model import bands, caveats
@@ -73,6 +75,8 @@ DEFAULT_PLATFORMS = (
     "kunpeng-r722",
 )
 CONSTRAINTS = ("replication", "capacity", "throughput", "slo")
+#: what ``size(pricing=...)`` may set (:func:`perfmodel.inputs.prices.monthly_cost`'s options)
+PRICING_OPTIONS = ("term", "horizon_months", "usd_per_kwh", "pue", "amortisation_months")
 #: the columns a sizing table shows (the CLI, the report, the planner)
 TABLE_COLUMNS = [
     "platform",
@@ -208,61 +212,60 @@ def size(
     fill_limit: float = 0.7, max_nodes: int = 128, params: ParameterSet | str | None = None,
     interval: float | None = 0.9, cost: Mapping[str, float] | None = None, network: str | None = None,
     device: str | None = None, instances_per_server: int | None = None, sync_replicas: int = 0,
-    target: float | None = None, target_unit: str = "ops/s", **knobs,
+    target: float | None = None, target_unit: str = "ops/s", prices: PriceTable | str | Path | None = None,
+    pricing: Mapping[str, float | str] | None = None, **knobs,
 ) -> pd.DataFrame:  # fmt: skip
     """Minimum server counts per candidate platform configuration (module doc).
 
     Parameters
     ----------
-    workload : the operation mix, sizes and consistency level (its clients /
-        arrival rate are replaced by open arrivals at the target).
+    workload : the operation mix, sizes and consistency level (its clients / arrival rate are replaced
+        by open arrivals at the target).
     target_ops_s : cluster throughput to sustain [1/s]; or ``target`` in ``target_unit``
         (:data:`TARGET_UNITS`: ops/s, tps, tpmC, IOPS, MB/s, GiB/s).
     slo_p99_ms : p99 latency objective [ms].
     system : a system id (``scylla``, ``cassandra``, ...) or spec path.
-    platforms : catalog ids, YAML paths or Platform objects; every SMT mode
-        of each is a candidate (only ``threads_per_core`` when that knob is given).
+    platforms : catalog ids, YAML paths or Platform objects; every SMT mode of each is a candidate
+        (only ``threads_per_core`` when that knob is given).
     dataset_gib, replication_factor : override the workload's [GiB], [count].
-    max_utilization : highest utilisation any station may run at [-].
+    max_utilization, fill_limit : highest utilisation of any station [-]; usable share of drive capacity [-].
     failure_tolerance : servers that may be down while the targets still hold.
-    fill_limit : usable share of raw drive capacity [-].
     max_nodes : most servers considered (up to 100,000).
-    interval : level of the p99 band and of the count's range (None: neither). The
-        range is left out (NaN) when the band a new lab's figures fall in at that level is
-        wider than a factor of 10 (:func:`perfmodel.model.bands.band_note`; ``attrs["range_note"]``
-        says so): at 90% it is, today, for every system.
+    interval : level of the p99 band and of the count's range (None: neither). The range is left out (NaN)
+        when the band a new lab's figures fall in at that level is wider than a factor of 10
+        (:func:`perfmodel.model.bands.band_note`, ``attrs["range_note"]``): at 90% it is, today, always.
     cost : optional price per server by platform id; adds ``cost``.
-    network, device : pin the NIC / data drive of every candidate (default: each
-        platform's own network and NVMe drives, :func:`equal_terms`).
-    instances_per_server : fix the instances per server of an ``instances`` topology
-        (default: the count that needs the fewest servers).
-    sync_replicas : replicas a commit waits for, ``primary_replicas`` only (default 0:
-        asynchronous replication; :func:`perfmodel.inputs.topology.layout`).
+    prices, pricing : a price table (``"shipped"``, a file, a PriceTable) and options of
+        :func:`~perfmodel.inputs.prices.monthly_cost`: adds the monthly costs (:func:`_monthly_costs`).
+    network, device : pin the NIC / data drive of every candidate (default: each platform's own network
+        and NVMe drives, :func:`equal_terms`).
+    instances_per_server : fix the instances per server of an ``instances`` topology (default: the count
+        that needs the fewest servers).
+    sync_replicas : replicas a commit waits for, ``primary_replicas`` only (default 0: asynchronous
+        replication; :func:`perfmodel.inputs.topology.layout`).
     **knobs : passed to :func:`perfmodel.predict` (cache size, cores, ...).
 
     Returns
     -------
-    DataFrame, one row per candidate (platform x SMT mode): ``nodes`` (servers; 0 when
-    infeasible), ``instances_per_server``, ``replicas`` (a primary's, ``primary_replicas``),
-    ``topology``, ``nodes_lower`` / ``nodes_upper``, ``feasible``, ``binding`` (every
-    constraint that sets the count, ``+``-joined), ``nodes_for_<constraint>`` (what each alone
-    needs; NaN: more than ``max_nodes``), ``reason`` (why not, in words), ``latency_p99_ms_best``
-    (an infeasible row's p99 at the largest size whose utilisations are within
-    ``max_utilization`` [ms]), ``latency_p99_ms_one_fewer`` / ``max_utilization_one_fewer`` (the
-    p99 [ms], inf when saturated, and the busiest utilisation one server below the answer: why it
-    is the answer; NaN when one fewer breaks the replication constraint), the predicted
-    throughput (``throughput_ops_s`` and ``throughput_target_unit``), p99 (with its band),
-    utilisation and bottleneck at that size, ``network`` and ``device`` used, ``search`` (empty,
-    or what the search met), ``cost``. Sorted feasible first, fewest servers first;
-    ``attrs`` hold ``terms``, ``target``, ``target_unit``, ``caveat`` (how far the system's
-    answers held on other labs' figures, :func:`perfmodel.model.caveats.caveat`) and ``range_note``
-    ("" or why the range is not given).
+    DataFrame, one row per candidate (platform x SMT mode): ``nodes`` (servers; 0 when infeasible),
+    ``instances_per_server``, ``replicas`` (a primary's, ``primary_replicas``), ``topology``, ``nodes_lower``
+    / ``nodes_upper``, ``feasible``, ``binding`` (every constraint that sets the count, ``+``-joined),
+    ``nodes_for_<constraint>`` (what each alone needs; NaN: more than ``max_nodes``), ``reason`` (why not, in
+    words), ``latency_p99_ms_best`` (an infeasible row's p99 at the largest size whose utilisations are
+    within ``max_utilization`` [ms]), ``latency_p99_ms_one_fewer`` / ``max_utilization_one_fewer`` (the p99
+    [ms], inf when saturated, and the busiest utilisation one server below the answer: why it is the answer;
+    NaN when one fewer breaks the replication constraint), the predicted throughput (``throughput_ops_s`` and
+    ``throughput_target_unit``), p99 (with its band), utilisation and bottleneck at that size, ``network``
+    and ``device`` used, ``search`` (empty, or what the search met), ``cost``. Sorted feasible first, fewest
+    servers first; ``attrs`` hold ``terms``, ``target``, ``target_unit``, ``caveat`` (how far the system's
+    answers held on other labs' figures, :func:`perfmodel.model.caveats.caveat`) and ``range_note`` ("" or
+    why the range is not given).
     """
     target_ops_s, target, target_unit = _resolve_target(target, target_ops_s, target_unit, workload, system,
                                                         params)  # fmt: skip
     _check_request(target_ops_s, slo_p99_ms, max_utilization, fill_limit, failure_tolerance, max_nodes,
                    dataset_gib, replication_factor, interval)  # fmt: skip
-    spec = load_system(system)
+    spec, (table, price_options) = load_system(system), _price_table(prices, pricing)
     _check_topology_options(spec, instances_per_server, sync_replicas)
     w = _open_workload(workload, target_ops_s, dataset_gib, replication_factor)
     loaded = _candidates(platforms)
@@ -274,12 +277,12 @@ def size(
     out, range_note = _table(search, loaded, smt, instances_per_server, spec, interval)
     out["throughput_target_unit"] = from_ops_per_s(out.throughput_ops_s, target_unit, w, params)
     out = _priced_and_sorted(out, cost)
-    out.attrs.update(terms=terms["note"], interval=None if range_note else interval, max_nodes=int(max_nodes),
+    out.attrs.update(**_monthly_costs(out, table, price_options), terms=terms["note"],
+                     interval=None if range_note else interval, max_nodes=int(max_nodes),
                      slo_p99_ms=float(slo_p99_ms), max_utilization=float(max_utilization),
                      target=float(target), target_unit=target_unit, target_ops_s=float(target_ops_s),
-                     topology=spec.topology, system=spec.id,
-                     failure_tolerance=int(failure_tolerance), caveat=_caveat(spec.id, params),
-                     range_note=range_note)  # fmt: skip
+                     topology=spec.topology, system=spec.id, failure_tolerance=int(failure_tolerance),
+                     caveat=_caveat(spec.id, params), range_note=range_note)  # fmt: skip
     return out
 
 
@@ -299,6 +302,57 @@ def _priced_and_sorted(out: pd.DataFrame, cost) -> pd.DataFrame:
         out["cost"] = [cost[p] * n for p, n in zip(out.platform, out.nodes, strict=True)]
     out = out.sort_values(["feasible", "nodes"], ascending=[False, True], kind="stable")
     return out.reset_index(drop=True)
+
+
+def _price_table(prices, pricing) -> tuple[PriceTable | None, dict]:
+    """The price table ``size(prices=...)`` names, loaded, and the checked ``pricing`` options."""
+    options = dict(pricing or {})
+    unknown = sorted(set(options) - set(PRICING_OPTIONS))
+    if unknown:
+        raise ValueError(f"pricing: unknown option {unknown[0]!r}; known: {', '.join(PRICING_OPTIONS)}")
+    if prices is None:
+        if options:
+            raise ValueError("pricing: give prices= (a price table) with it")
+        return None, options
+    if isinstance(prices, str) and prices == "shipped":
+        table = load_prices("shipped")
+    elif isinstance(prices, str | Path):
+        table = load_prices(prices, base="shipped")
+    elif isinstance(prices, PriceTable):
+        table = prices
+    else:
+        raise ValueError(
+            f"prices: 'shipped', a price table file or a PriceTable, got {type(prices).__name__}"
+        )
+    probe = PriceEntry("pricing-check", "cloud", "USD", "2000-01-01", on_demand_usd_per_month=1.0)
+    monthly_cost(probe, assumptions=table.assumptions, **options)  # a ValueError naming a bad option
+    return table, options
+
+
+def _monthly_costs(out: pd.DataFrame, table: PriceTable | None, options: dict) -> dict:
+    """The columns ``size(prices=...)`` adds, in place: ``price_usd_per_month`` (one server [USD/month],
+    :func:`perfmodel.inputs.prices.monthly_cost` with ``options``), ``cost_usd_per_month`` (x servers;
+    NaN for an infeasible plan or a platform the table does not price) and ``cheapest`` (the feasible
+    plan(s) of least monthly cost). Returns the attrs: ``price_note`` (the table, its dates, the term,
+    and the platforms left unpriced), ``prices``, ``pricing`` (none without a table)."""
+    if table is None:
+        return {}
+    per_server = {}
+    for platform in dict.fromkeys(out.platform):
+        entry = table.entries.get(platform)
+        per_server[platform] = (
+            math.nan if entry is None else monthly_cost(entry, assumptions=table.assumptions, **options)
+        )
+    out["price_usd_per_month"] = out.platform.map(per_server).astype(float)
+    out["cost_usd_per_month"] = np.where(out.feasible, out.price_usd_per_month * out.nodes, np.nan)
+    costs = out.cost_usd_per_month
+    out["cheapest"] = (costs.notna() & np.isclose(costs, costs.min())) if costs.notna().any() else False
+    term = str(options.get("term", "on_demand")).replace("_", "-")
+    unpriced = sorted(p for p, v in per_server.items() if math.isnan(v))
+    note = f"{table.describe()}; {term} prices"
+    if unpriced:
+        note += f"; no {term} price for {', '.join(unpriced)} (no cost given)"
+    return {"price_note": note, "prices": table.describe(), "pricing": dict(options)}
 
 
 def _resolve_target(target, target_ops_s, target_unit, workload, system, params):

@@ -253,6 +253,21 @@ def table_text(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
 _ALIGN = ("left", "left", "right", "left", "left", "right", "left", "left")
 
 
+def cost_text(table: pd.DataFrame) -> str:
+    """The monthly cost of each feasible plan and the cheapest, from ``size(prices=...)``'s columns."""
+    if "cost_usd_per_month" not in table.columns:
+        return ""
+    lines = [f"Cost: {table.attrs.get('price_note', '')}"]
+    priced = table[table.cost_usd_per_month.notna()].sort_values("cost_usd_per_month", kind="stable")
+    for _, row in priced.iterrows():
+        mark = "  <- cheapest" if row.cheapest else ""
+        lines.append(f"  {candidate_label(row)}: {int(row.nodes)} x {row.price_usd_per_month:,.2f} = "
+                     f"{row.cost_usd_per_month:,.2f} USD/month{mark}")  # fmt: skip
+    if priced.empty:
+        lines.append("  no feasible plan has a price")
+    return "\n".join(lines)
+
+
 def table_html(table: pd.DataFrame, *, slo_p99_ms: float | None = None) -> str:
     """:func:`table_frame` as a narrow HTML table: a colour swatch per SMT mode (``data-smt`` and the
     colour on each swatch), the notes numbered below it in full, and as hover text on each row."""
