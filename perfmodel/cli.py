@@ -452,6 +452,9 @@ def _cmd_size(args: argparse.Namespace) -> int:
     from perfmodel.plan.sizing import DEFAULT_PLATFORMS
 
     spec = _workload_spec(args)
+    ranges = _ranges(args.range or [])
+    if args.confidence is not None or ranges:
+        return _size_uncertain(args, spec, ranges, DEFAULT_PLATFORMS)
     if (args.target_ops is None) == (args.target is None):
         raise ValueError("--target: give one of --target (with --target-unit) and --target-ops")
     knobs = dict(spec["knobs"])
@@ -504,6 +507,68 @@ def _cmd_size(args: argparse.Namespace) -> int:
             from perfmodel.plan.sizing_view import cost_text
 
             print(cost_text(frame))
+    return 0
+
+
+def _ranges(items: list[str]) -> dict:
+    """``--range NAME=LOW:HIGH`` or ``--range NAME=pA=X,pB=Y`` -> {name: {low, high} or percentiles}."""
+    from perfmodel.plan.uncertain import UNCERTAIN_INPUTS
+
+    out: dict = {}
+    for item in items:
+        name, sep, spec = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in UNCERTAIN_INPUTS:
+            raise ValueError(f"--range {item!r}: expected NAME=LOW:HIGH or NAME=p50=X,p95=Y with NAME one of "
+                             f"{', '.join(UNCERTAIN_INPUTS)}")  # fmt: skip
+        if ":" in spec:
+            low, _, high = spec.partition(":")
+            out[name] = {"low": _number(low, item), "high": _number(high, item)}
+        else:
+            pairs = [p.partition("=") for p in spec.split(",")]
+            if any(not sep2 for _, sep2, _ in pairs):
+                raise ValueError(f"--range {item!r}: expected LOW:HIGH or pA=X,pB=Y")
+            out[name] = {k.strip(): _number(v, item) for k, _, v in pairs}
+    return out
+
+
+def _number(text: str, item: str) -> float:
+    try:
+        return _amount(text, f"--range {item}") if text.strip()[-1:] in _SUFFIXES else float(text)
+    except ValueError:
+        raise ValueError(f"--range {item!r}: {text!r} is not a number") from None
+
+
+def _size_uncertain(args: argparse.Namespace, spec: dict, ranges: dict, defaults) -> int:
+    """``perfmodel size`` with ranged inputs or a confidence (perfmodel.plan.uncertain)."""
+    from perfmodel.plan import uncertain
+
+    if args.target is not None:
+        raise ValueError("--target: with --range / --confidence give the target in ops/s "
+                         "(--target-ops, or --range target_ops_s=...)")  # fmt: skip
+    if args.target_ops is not None and "target_ops_s" in ranges:
+        raise ValueError("--target-ops: given twice (also as --range target_ops_s)")
+    if args.target_ops is None and "target_ops_s" not in ranges:
+        raise ValueError("--target-ops: give the target (or --range target_ops_s=LOW:HIGH)")
+    if args.dataset_gib is not None and "dataset_gib" in ranges:
+        raise ValueError("--dataset-gib: given twice (also as --range dataset_gib)")
+    knobs = {k: v for k, v in spec["knobs"].items() if k not in ("network", "device")}
+    values = {"target_ops_s": args.target_ops, "dataset_gib": args.dataset_gib, **ranges}
+    frame = uncertain.size_uncertain(
+        spec["workload"], system=spec["system"], slo_p99_ms=args.slo_p99_ms,
+        confidence=0.9 if args.confidence is None else args.confidence, samples=args.samples,
+        model_error=None if args.model_error == "none" else args.model_error, seed=args.seed,
+        progress=args.format == "table" and sys.stderr.isatty(),
+        platforms=_platforms(args, defaults), replication_factor=args.rf,
+        max_utilization=args.max_utilization, failure_tolerance=args.failure_tolerance, params=args.params,
+        network=args.network, device=args.device, instances_per_server=args.instances_per_server,
+        sync_replicas=args.sync_replicas, max_nodes=args.max_nodes, prices=args.prices,
+        pricing=_pricing(args), **{k: v for k, v in values.items() if v is not None}, **knobs,
+    )  # fmt: skip
+    if args.format == "table":
+        print(uncertain.table_text(frame))
+    else:
+        _emit(frame, args.format)
     return 0
 
 
@@ -894,6 +959,29 @@ def _add_ingest(sub) -> None:
     ing.set_defaults(func=_cmd_ingest)
 
 
+def _add_size_uncertain(sz: argparse.ArgumentParser) -> None:
+    """``perfmodel size``'s flags for ranged inputs (perfmodel.plan.uncertain)."""
+    sz.add_argument(
+        "--range", action="append", metavar="NAME=SPEC",
+        help="an uncertain input: NAME=LOW:HIGH or NAME=p50=X,p95=Y, NAME one of target_ops_s, dataset_gib, "
+        "read_fraction, object_bytes (repeatable); answers the count at --confidence",
+    )  # fmt: skip
+    sz.add_argument(
+        "--confidence", type=_share, default=None, metavar="Q",
+        help="probability the count must meet the targets with, over the ranges and the model's own error "
+        "(default with --range: 0.9)",
+    )  # fmt: skip
+    sz.add_argument(
+        "--samples", type=int, default=48, help="Latin-hypercube samples with --range (default 48)"
+    )
+    sz.add_argument(
+        "--model-error", default="new_lab", choices=["new_lab", "own_lab", "none"],
+        help="the model's error added with --range: on a lab it has not seen (default), on a lab "
+        "fitted on its own runs, or none",
+    )  # fmt: skip
+    sz.add_argument("--seed", type=int, default=0, help="sampling seed with --range (default 0)")
+
+
 def _add_size(sub) -> None:
     """``size``: node counts per platform for a target and an SLO."""
     sz = _with_format(
@@ -918,6 +1006,7 @@ def _add_size(sub) -> None:
         help="unit of --target: ops/s, tps, tpmC (TPC-C New-Order per minute), IOPS, MB/s, GiB/s",
     )  # fmt: skip
     sz.add_argument("--slo-p99-ms", type=float, required=True, help="p99 latency objective [ms]")
+    _add_size_uncertain(sz)
     sz.add_argument(
         "--platform", action="append", help="candidate platform id or YAML (default: the catalog's)"
     )
