@@ -42,8 +42,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
-from scipy.stats import qmc
+from scipy import special
 
 from perfmodel.inputs.workload import Workload
 from perfmodel.model import bands
@@ -80,7 +79,7 @@ class Uncertain:
             return self.a + u * (self.b - self.a)
         if self.kind == "loguniform":
             return np.exp(math.log(self.a) + u * (math.log(self.b) - math.log(self.a)))
-        z = stats.norm.ppf(u)
+        z = special.ndtri(u)
         if self.kind == "lognormal":
             return np.exp(self.a + self.b * z)
         return special.expit(self.a + self.b * z)  # logitnormal
@@ -145,7 +144,7 @@ def uncertain(name: str, value: Any) -> Uncertain:
     if share and (x1 <= 0.0 or x2 >= 1.0):
         raise ValueError(f"{name}: a share's percentiles must lie strictly inside (0, 1), got {dict(value)}")
     t1, t2 = (special.logit([x1, x2]) if share else np.log([x1, x2])).tolist()
-    z1, z2 = stats.norm.ppf([q1, q2]).tolist()
+    z1, z2 = special.ndtri([q1, q2]).tolist()
     scale = (t2 - t1) / (z2 - z1)
     return Uncertain(name, "logitnormal" if share else "lognormal", t1 - scale * z1, scale)
 
@@ -166,7 +165,7 @@ def model_error_factors(system: str, how: str | Mapping[str, float] | None) -> E
         sd_f, sd_g = float(how.get("throughput", 0.0)), float(how.get("tail", 0.0))
         if sd_f < 0 or sd_g < 0:
             raise ValueError("model_error: log-sds must be >= 0")
-        return lambda uf, ug: (np.exp(sd_f * stats.norm.ppf(uf)), np.exp(sd_g * stats.norm.ppf(ug)))
+        return lambda uf, ug: (np.exp(sd_f * special.ndtri(uf)), np.exp(sd_g * special.ndtri(ug)))
     if how not in ("new_lab", "own_lab"):
         raise ValueError(f"model_error: {how!r} is not one of new_lab, own_lab, None or a mapping")
     own = how == "own_lab"
@@ -182,8 +181,9 @@ def model_error_factors(system: str, how: str | Mapping[str, float] | None) -> E
 
 def _draws(inputs: dict[str, Uncertain], samples: int, seed: int) -> np.ndarray:
     """``samples`` Latin-hypercube points in (0, 1) over the uncertain inputs and the two errors."""
-    d = len(inputs) + 2
-    return qmc.LatinHypercube(d=d, seed=seed).random(samples)
+    from scipy.stats import qmc  # deferred: import perfmodel does not load scipy.stats (test_imports)
+
+    return qmc.LatinHypercube(d=len(inputs) + 2, seed=seed).random(samples)
 
 
 def _count_at(values: np.ndarray, q: float) -> float:
