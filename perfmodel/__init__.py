@@ -41,8 +41,8 @@ from perfmodel.inputs.systems import SystemSpec, list_systems, load_system
 from perfmodel.inputs.workload import Workload
 from perfmodel.model.predict import grid, predict
 from perfmodel.plan.sizing import size
-from perfmodel.plan.uncertain import size_uncertain
 from perfmodel.plan.sweeps import iter_sweep, sweep
+from perfmodel.plan.uncertain import size_uncertain
 from perfmodel.sim import simulate
 
 
