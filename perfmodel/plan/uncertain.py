@@ -332,3 +332,83 @@ def table_text(frame: pd.DataFrame) -> str:
                  "of samples some count up to max_nodes met; point: the inputs' medians without the "
                  "model's error.")  # fmt: skip
     return "\n".join(lines)
+
+
+def frontier(result: pd.DataFrame, levels=(0.5, 0.8, 0.9, 0.95)) -> pd.DataFrame:
+    """The count and cost per candidate at each confidence in ``levels``, from one
+    :func:`size_uncertain` result's samples (no new sizing): ``confidence``, ``platform``,
+    ``threads_per_core``, ``nodes`` (0: infeasible at that confidence), ``feasible``,
+    ``cost_usd_per_month`` (NaN unpriced or infeasible) and ``cheapest`` (the cheapest feasible priced
+    plan at that confidence) -- what a higher confidence costs."""
+    table = result.attrs["samples"]
+    counts = np.where(table["feasible"], table["nodes"].astype(float), np.inf)
+    table = table.assign(n=counts)
+    rows = []
+    for q in levels:
+        if not 0.0 < float(q) < 1.0:
+            raise ValueError(f"levels: each confidence must lie in (0, 1), got {q!r}")
+        for (plat, tpc), part in table.groupby(["platform", "threads_per_core"], sort=False):
+            at_q = _count_at(part["n"].to_numpy(), float(q))
+            rows.append({"confidence": float(q), "platform": plat, "threads_per_core": tpc,
+                         "nodes": int(at_q) if math.isfinite(at_q) else 0, "feasible": math.isfinite(at_q),
+                         **(_cost(part, at_q) or {"cost_usd_per_month": math.nan})})  # fmt: skip
+    out = pd.DataFrame(rows)
+    out["cheapest"] = False
+    for _, part in out[out["feasible"] & out["cost_usd_per_month"].notna()].groupby("confidence"):
+        out.loc[part["cost_usd_per_month"].idxmin(), "cheapest"] = True
+    return out
+
+
+def plot_frontier(front: pd.DataFrame, axes=None):
+    """What confidence costs: per candidate its monthly cost (or, unpriced, its servers) against the
+    confidence, from :func:`frontier`; the cheapest plan at each confidence marked."""
+    import matplotlib.pyplot as plt  # deferred: plotting only (test_imports)
+    import seaborn as sns
+
+    ax = axes or plt.subplots(figsize=(9, 4.5))[1]
+    data = front[front["feasible"]].assign(candidate=lambda f: f["platform"] + " SMT"
+                                           + f["threads_per_core"].astype(int).astype(str))  # fmt: skip
+    priced = data["cost_usd_per_month"].notna().any()
+    y = "cost_usd_per_month" if priced else "nodes"
+    sns.lineplot(data=data.dropna(subset=[y]), x="confidence", y=y, hue="candidate", marker="o", ax=ax)
+    best = data[data["cheapest"]]
+    if priced and len(best):
+        ax.scatter(best["confidence"], best[y], s=160, facecolors="none", edgecolors="black",
+                   label="cheapest")  # fmt: skip
+    ax.set_yscale("log")
+    _plain_ticks(ax.yaxis)
+    ax.set_xlabel("confidence the plan meets the targets [-]")
+    ax.set_ylabel("cost [USD / month]" if priced else "servers [count]")
+    ax.legend(fontsize="small", loc="upper left")
+    return ax
+
+
+def plot_counts(result: pd.DataFrame, axes=None):
+    """The distribution behind each count: per candidate the share of samples some count up to ``n``
+    meets (an empirical CDF over all samples, so one whose samples are partly infeasible never reaches
+    1), the chosen confidence as a dashed line."""
+    import matplotlib.pyplot as plt  # deferred: plotting only (test_imports)
+
+    ax = axes or plt.subplots(figsize=(9, 4.5))[1]
+    table = result.attrs["samples"]
+    for (plat, tpc), part in table.groupby(["platform", "threads_per_core"], sort=False):
+        n = np.sort(np.where(part["feasible"], part["nodes"].astype(float), np.inf))
+        share = np.arange(1, len(n) + 1) / len(n)
+        ax.step(n[np.isfinite(n)], share[np.isfinite(n)], where="post", label=f"{plat} SMT{int(tpc)}")
+    ax.axhline(result.attrs["confidence"], color="grey", linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    _plain_ticks(ax.xaxis)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("servers [count]")
+    ax.set_ylabel("share of samples met [-]")
+    ax.legend(fontsize="small", loc="lower right")
+    return ax
+
+
+def _plain_ticks(axis) -> None:
+    """A log axis labelled 4, 6, 20, 40 000 rather than 4 x 10^0 (major and minor ticks)."""
+    from matplotlib.ticker import FuncFormatter  # deferred: plotting only (test_imports)
+
+    plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    axis.set_major_formatter(plain)
+    axis.set_minor_formatter(plain)

@@ -39,6 +39,10 @@ SMALL = {
         "target_ops_s": 2e5,
         "dataset_gib": 100.0,
     },
+    "07-plan-under-uncertainty.ipynb": {
+        "platforms": ["x86-aws-i3-4xlarge", "x86-dl380-e5-2630v4"],
+        "samples": 12,
+    },
     "06-interactive-planner.ipynb": {
         "platforms": ["x86-dl380-e5-2630v4"],
         "target_ops_s": 1e5,

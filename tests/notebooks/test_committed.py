@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = batch.list_notebooks()
 
 
-def test_the_six_notebooks_are_there():
-    assert [p.name[:3] for p in NOTEBOOKS] == ["01-", "02-", "03-", "04-", "05-", "06-"]
+def test_the_seven_notebooks_are_there():
+    assert [p.name[:3] for p in NOTEBOOKS] == ["01-", "02-", "03-", "04-", "05-", "06-", "07-"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -220,6 +220,42 @@ def test_interactive_planner_runs_headless_with_its_defaults(executed):
     assert widget_outputs, "the planner's widgets were displayed"
 
 
+def test_plan_under_uncertainty_writes_what_size_uncertain_answers(executed):
+    """The notebook's plan, frontier and samples are a direct size_uncertain call on its parameters."""
+    from perfmodel.plan import uncertain
+
+    run = executed["07-plan-under-uncertainty.ipynb"]
+    from perfmodel.run import batch
+
+    declared = batch.declared_parameters(batch.resolve_notebook("07-plan-under-uncertainty"))
+    p = {**{k: v["default"] for k, v in declared.items()}, **run.params}
+    workload = perfmodel.Workload(read_fraction=p["read_fraction"], object_bytes=p["object_bytes"],
+                                  replication_factor=p["replication_factor"], consistency=p["consistency"],
+                                  arrival_rate=1.0)  # fmt: skip
+    direct = perfmodel.size_uncertain(
+        workload, system=p["system"],
+        target_ops_s={"p50": p["target_p50_ops_s"], "p95": p["target_p95_ops_s"]},
+        dataset_gib={"low": p["dataset_low_gib"], "high": p["dataset_high_gib"]}, slo_p99_ms=p["slo_p99_ms"],
+        confidence=p["confidence"], samples=p["samples"], model_error=p["model_error"], seed=p["seed"],
+        platforms=p["platforms"], prices=p["prices"],
+    )  # fmt: skip
+    plan = run.csv("plan.csv")
+    assert list(plan["platform"]) == list(direct["platform"])
+    assert list(plan["nodes"]) == list(direct["nodes"])
+    front = run.csv("frontier.csv")
+    expected = uncertain.frontier(direct, p["levels"])
+    assert list(front["nodes"]) == list(expected["nodes"])
+    np.testing.assert_allclose(front["cost_usd_per_month"], expected["cost_usd_per_month"])
+    # a higher confidence never needs fewer servers
+    for _, part in front.groupby(["platform", "threads_per_core"]):
+        feasible = part[part["feasible"]].sort_values("confidence")
+        assert (np.diff(feasible["nodes"]) >= 0).all()
+    summary = run.json()
+    assert summary["samples"] == p["samples"] == len(run.csv("samples.csv")) // len(plan)
+    best = front[(front["confidence"] == p["confidence"]) & front["cheapest"]]
+    assert summary["cheapest_platform"] == (best["platform"].iloc[0] if len(best) else "")
+
+
 def test_exports_read_offline_and_carry_no_machine_paths(executed):
     """The planner's HTML export shows its last plan as static output (no widget script from a CDN),
     and no executed notebook or export names the folder it ran in."""
