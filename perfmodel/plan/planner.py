@@ -31,7 +31,7 @@ from perfmodel.inputs.catalog import list_platforms
 from perfmodel.inputs.consistency import COMMON_LEVELS
 from perfmodel.inputs.keys import KEY_DISTRIBUTIONS
 from perfmodel.inputs.systems import TOPOLOGIES, list_systems, load_system
-from perfmodel.plan import sizing_view, studies
+from perfmodel.plan import sizing_view, studies, uncertain
 from perfmodel.plan.sizing import DEFAULT_PLATFORMS, TABLE_COLUMNS
 
 #: sizing-table columns the planner shows
@@ -40,6 +40,11 @@ PLAN_COLUMNS = TABLE_COLUMNS
 PLATFORM_ROWS = 10
 #: width of the plot beside the controls [in]: the output column of a laptop-sized JupyterLab
 PLOT_WIDTH_IN = 7.6
+#: the confidence control's choices: the point answer, or the count that meets the targets with that
+#: probability over the target's spread and the model's own error (perfmodel.plan.uncertain)
+CONFIDENCES = (("point answer", 0.0), ("80%", 0.8), ("90%", 0.9), ("95%", 0.95))
+#: Latin-hypercube samples of a plan under uncertainty in the planner (a few seconds per plan)
+PLAN_SAMPLES = 24
 
 
 def platform_options(platforms, selected) -> list[str]:
@@ -60,6 +65,8 @@ def applicable(values: dict) -> dict[str, bool]:
         "zipf_s": values.get("key_distribution") in ("zipf", "scrambled_zipf", "latest"),
         "consistency": int(values.get("replication_factor", 3)) > 1,
     }
+    if "confidence" in values:
+        out["target_spread"] = float(values["confidence"]) > 0
     if "system" in values:
         out["instances_per_server"] = topology_of(values["system"]) == "instances"
         out["sync_replicas"] = topology_of(values["system"]) == "primary_replicas"
@@ -112,6 +119,11 @@ def plan_html(table: pd.DataFrame, text: str, *, slo_p99_ms: float, figure=None)
         parts.append(f"<img class='pm-plot' alt='nodes needed and p99 per candidate' style='max-width:100%' "
                      f"src='data:image/png;base64,{data}'>")  # fmt: skip
     parts.append(sizing_view.table_html(table, slo_p99_ms=slo_p99_ms))
+    for name in ("cost_text", "uncertain_text"):  # the costs and the plan under uncertainty, when asked
+        if table.attrs.get(name):
+            css = "pm-cost" if name == "cost_text" else "pm-uncertain"
+            parts.append(f"<pre class='{css}' style='white-space:pre-wrap;font-size:12px'>"
+                         f"{html.escape(table.attrs[name])}</pre>")  # fmt: skip
     words = f"<pre style='white-space:pre-wrap;font-size:12px'>{html.escape(text)}</pre>"
     summary = "<summary style='font-size:12px'>the plan in words</summary>"
     parts.append(f"<details class='pm-words'>{summary}{words}</details>")
@@ -130,11 +142,42 @@ def run_plan(**values) -> tuple[pd.DataFrame, str]:
         values.pop("instances_per_server", None)
     if not values.get("sync_replicas") or topo != "primary_replicas":  # 0: asynchronous replicas
         values.pop("sync_replicas", None)
-    table = studies.size_workload(**values)
+    costs, confidence = bool(values.pop("prices", False)), float(values.pop("confidence", 0.0))
+    spread = float(values.pop("target_spread", 1.0))
+    table = studies.size_workload(**values, **({"prices": "shipped"} if costs else {}))
     text = studies.sizing_conclusion(
         table, target_ops_s=float(values["target_ops_s"]), slo_p99_ms=float(values["slo_p99_ms"])
     )
+    if costs:
+        table.attrs["cost_text"] = sizing_view.cost_text(table)
+        text += "\n\n" + table.attrs["cost_text"]
+    if confidence > 0:
+        table.attrs["uncertain_text"] = uncertain.table_text(
+            _uncertain_plan(values, confidence, spread, costs)
+        )
+        text += "\n\n" + table.attrs["uncertain_text"]
     return table, text
+
+
+def _uncertain_plan(values: dict, confidence: float, spread: float, costs: bool) -> pd.DataFrame:
+    """The plan at ``confidence`` (:func:`perfmodel.plan.uncertain.size_uncertain`, :data:`PLAN_SAMPLES`
+    samples, the model's new-lab error): the target a lognormal of median ``target_ops_s`` and 95th
+    percentile ``spread`` times it (a point at ``spread`` 1)."""
+    v = dict(values)
+    workload = studies.workload_for(
+        **{
+            k: v.pop(k)
+            for k in ("read_fraction", "object_bytes", "dataset_gib", "replication_factor", "consistency")
+            if k in v
+        },  # fmt: skip
+        **{k: v.pop(k) for k in ("key_distribution", "zipf_s") if k in v},
+    )
+    target = float(v.pop("target_ops_s"))
+    return uncertain.size_uncertain(
+        workload, system=v.pop("system", "scylla"), slo_p99_ms=float(v.pop("slo_p99_ms")),
+        target_ops_s={"p50": target, "p95": target * spread} if spread > 1 else target,
+        confidence=confidence, samples=PLAN_SAMPLES, **({"prices": "shipped"} if costs else {}), **v,
+    )  # fmt: skip
 
 
 def controls(**defaults) -> dict:
@@ -144,7 +187,7 @@ def controls(**defaults) -> dict:
     style = {"description_width": "130px"}
     layout = w.Layout(width="350px")
     common = {"style": style, "layout": layout, "continuous_update": False}
-    parts = (_system_widgets, _load_widgets, _data_widgets, _objective_widgets)
+    parts = (_system_widgets, _load_widgets, _data_widgets, _objective_widgets, _plan_widgets)
     return {k: v for part in parts for k, v in part(w, defaults, style, layout, common).items()}
 
 
@@ -295,6 +338,34 @@ def _objective_widgets(w, defaults: dict, style: dict, layout, common: dict) -> 
                 ),
             )
         },  # fmt: skip
+    }
+
+
+def _plan_widgets(w, defaults: dict, style: dict, layout, common: dict) -> dict:
+    """Costs from the shipped price tables, and the confidence the plan must hold with."""
+    return {
+        "prices": w.Checkbox(
+            value=bool(defaults.get("prices", False)),
+            description="costs (shipped prices)",
+            indent=False,
+            layout=layout,
+        ),  # fmt: skip
+        "confidence": w.Dropdown(
+            options=list(CONFIDENCES),
+            value=float(defaults.get("confidence", 0.0)),
+            description="confidence",
+            style=style,
+            layout=layout,
+        ),  # fmt: skip
+        "target_spread": w.FloatSlider(
+            value=defaults.get("target_spread", 1.0),
+            min=1.0,
+            max=4.0,
+            step=0.1,
+            description="target p95 / p50",
+            readout_format=".1f",
+            **common,
+        ),  # fmt: skip
     }
 
 

@@ -258,6 +258,25 @@ def flush_burst_table(
     )
 
 
+def workload_for(
+    *,
+    read_fraction: float = 0.8,
+    object_bytes: float = 1024.0,
+    dataset_gib: float = 500.0,
+    replication_factor: int = 3,
+    consistency: str = "QUORUM",
+    key_distribution: str = "uniform",
+    zipf_s: float = 0.0,
+) -> Workload:
+    """The workload :func:`size_workload` sizes, from its plain numbers (``object_bytes`` [B],
+    ``dataset_gib`` [GiB] before replication); its one client is replaced by the target's open
+    arrivals."""
+    operation = "read" if read_fraction == 1 else "write" if read_fraction == 0 else "mixed"
+    return Workload(operation=operation, read_fraction=read_fraction, object_bytes=object_bytes,
+                    dataset_bytes=dataset_gib * GIB, clients=1, replication_factor=replication_factor,
+                    consistency=consistency, key_distribution=key_distribution, zipf_s=zipf_s)  # fmt: skip
+
+
 def size_workload(
     *,
     platforms: Sequence[str],
@@ -285,18 +304,9 @@ def size_workload(
     down]. Returns the sizing table (one row per platform x SMT mode).
     """
 
-    operation = "read" if read_fraction == 1 else "write" if read_fraction == 0 else "mixed"
-    w = Workload(
-        operation=operation,
-        read_fraction=read_fraction,
-        object_bytes=object_bytes,
-        dataset_bytes=dataset_gib * GIB,
-        clients=1,
-        replication_factor=replication_factor,
-        consistency=consistency,
-        key_distribution=key_distribution,
-        zipf_s=zipf_s,
-    )
+    w = workload_for(read_fraction=read_fraction, object_bytes=object_bytes, dataset_gib=dataset_gib,
+                     replication_factor=replication_factor, consistency=consistency,
+                     key_distribution=key_distribution, zipf_s=zipf_s)  # fmt: skip
     return size(
         w,
         target_ops_s=target_ops_s,

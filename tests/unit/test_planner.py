@@ -58,3 +58,22 @@ def test_the_plans_figure_never_enters_pyplot():
     rgb = np.round(mpimg.imread(io.BytesIO(base64.b64decode(src)), format="png")[..., :3] * 255).astype(int)
     x86_smt2 = np.array([int(SMT_COLORS[2][i : i + 2], 16) for i in (1, 3, 5)])
     assert np.all(rgb == x86_smt2, axis=-1).sum() > 500  # a bar of the x86's SMT2 row, not a blank
+
+
+def test_costs_and_a_confidence_add_their_blocks_to_the_plan():
+    """With costs on, the shipped prices' block; with a confidence, the plan under uncertainty (the
+    target's spread and the model's own error, perfmodel.plan.uncertain); the spread control applies
+    only with a confidence."""
+    from perfmodel.plan.planner import applicable
+
+    assert not applicable({"confidence": 0.0})["target_spread"]
+    assert applicable({"confidence": 0.9})["target_spread"]
+    ui = planner(platforms=["x86-aws-i3-4xlarge"], system="scylla", dataset_gib=100.0, target_ops_s=3e5,
+                 slo_p99_ms=20.0, prices=True, confidence=0.9, target_spread=1.5)  # fmt: skip
+    page = ui.last_html
+    assert "class='pm-cost'" in page and "USD/month" in page and "cheapest" in page
+    assert "class='pm-uncertain'" in page and "probability 90%" in page and "target_ops_s: lognormal" in page
+    plain = planner(platforms=["x86-aws-i3-4xlarge"], system="scylla", dataset_gib=100.0, target_ops_s=3e5,
+                    slo_p99_ms=20.0)  # fmt: skip
+    assert "pm-cost" not in plain.last_html and "pm-uncertain" not in plain.last_html
+    plt.close("all")
