@@ -19,16 +19,16 @@ evidence from outside the corpus, never fitted to a recorded figure.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
-import platform
 import re
 import shutil
 import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+
+from tools.microbench import append_runs, cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "data" / "microbench" / "fio-job-cpu.csv"
@@ -38,13 +38,9 @@ COLUMNS = ["date", "fio", "cpu", "nominal_mhz", "rw", "iodepth", "repetition", "
 
 
 def _cpu() -> tuple[str, float]:
-    """The CPU's model name and nominal clock [MHz] from /proc/cpuinfo."""
-    text = Path("/proc/cpuinfo").read_text()
-    name = re.search(r"model name\s*:\s*(.+)", text)
-    mhz = re.search(r"cpu MHz\s*:\s*([\d.]+)", text)
-    return (name.group(1).strip() if name else platform.processor()), (
-        float(mhz.group(1)) if mhz else float("nan")
-    )
+    """The CPU's model name and nominal clock [MHz] (/proc/cpuinfo)."""
+    mhz = re.search(r"cpu MHz\s*:\s*([\d.]+)", Path("/proc/cpuinfo").read_text())
+    return cpu_model(), float(mhz.group(1)) if mhz else float("nan")
 
 
 def run_once(rw: str, depth: int, folder: Path, seconds: float) -> dict:
@@ -93,14 +89,7 @@ def main(argv=None) -> None:
         print(f"  {rw:9s} iodepth {depth:3d}: {iops:10,.0f} IOPS, {us:6.2f} us of the job's CPU per I/O "
               f"= {us * mhz:7,.0f} cycles at {mhz:g} MHz")  # fmt: skip
     if not args.no_record:
-        new = not OUT.exists()
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        with OUT.open("a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=COLUMNS)
-            if new:
-                w.writeheader()
-            w.writerows(rows)
-        print(f"appended {len(rows)} runs to {OUT.relative_to(ROOT)}")
+        print(f"appended {append_runs(OUT, COLUMNS, rows)} runs to {OUT.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

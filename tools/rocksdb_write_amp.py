@@ -19,15 +19,15 @@ version. Evidence from outside the corpus, never fitted to a recorded figure.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
-import platform
 import re
 import shutil
 import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+
+from tools.microbench import append_runs, cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "data" / "microbench" / "rocksdb-write-amp.csv"
@@ -76,8 +76,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if shutil.which("db_bench") is None:
         raise SystemExit("db_bench is not installed (Debian package rocksdb-tools)")
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), platform.processor())  # fmt: skip
+    cpu = cpu_model()
     rows = []
     for rep in range(1, args.runs + 1):
         for auto in (True, False):
@@ -93,13 +92,7 @@ def main(argv=None) -> None:
               f"{statistics.median(r['written_per_user_byte'] for r in mine):.2f} bytes per user byte; "
               f"{statistics.median(r['micros_per_op'] for r in mine):.2f} us per put")  # fmt: skip
     if not args.no_record:
-        new = not OUT.exists()
-        with OUT.open("a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=COLUMNS)
-            if new:
-                w.writeheader()
-            w.writerows(rows)
-        print(f"appended {len(rows)} runs to {OUT.relative_to(ROOT)}")
+        print(f"appended {append_runs(OUT, COLUMNS, rows)} runs to {OUT.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -21,15 +21,15 @@ recorded figure.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
-import platform
 import re
 import shutil
 import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+
+from tools.microbench import append_runs, cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "data" / "microbench" / "rocksdb-write-path.csv"
@@ -80,13 +80,6 @@ def version(db_bench: str = "db_bench") -> str:
     return out.strip().splitlines()[0] if out.strip() else "unknown"
 
 
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -97,16 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         for name in RUNS:
             times[name].append(run_once(name, args.num))
     medians = {name: statistics.median(v) for name, v in times.items()}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    new = not OUT.exists()
-    with OUT.open("a", newline="") as f:
-        writer = csv.writer(f)
-        if new:
-            writer.writerow(["date", "db_bench", "cpu", "num", "run", "repetition", "micros_per_op"])
-        today, ver, cpu = dt.date.today().isoformat(), version(), cpu_model()
-        for name, values in times.items():
-            for i, value in enumerate(values):
-                writer.writerow([today, ver, cpu, args.num, name, i + 1, value])
+    today, ver, cpu = dt.date.today().isoformat(), version(), cpu_model()
+    rows = [{"date": today, "db_bench": ver, "cpu": cpu, "num": args.num, "run": name, "repetition": i + 1,
+             "micros_per_op": value}
+            for name, values in times.items() for i, value in enumerate(values)]  # fmt: skip
+    append_runs(OUT, ["date", "db_bench", "cpu", "num", "run", "repetition", "micros_per_op"], rows)
     for name, value in medians.items():
         print(f"{name:26s} median {value:.3f} us/op over {args.runs} runs ({times[name]})")
     for key, value in shares(medians).items():
