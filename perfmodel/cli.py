@@ -2,7 +2,8 @@
 
 Verbs so far: ``platforms``, ``devices``, ``networks`` (the hardware catalog),
 ``data`` (recorded benchmark figures), ``predict`` (a workload file on one or
-more platforms), ``size`` (node counts per platform for a target and SLO),
+more platforms), ``size`` (node counts per platform for a target and SLO), ``next-run`` (the benchmark
+runs worth making next, with their commands, see :mod:`perfmodel.plan.advisor`),
 ``simulate`` (predict's columns by discrete events, with confidence
 intervals and a progress bar), ``ingest`` (benchmark tools' outputs into figures),
 ``calibrate`` and ``validate`` (fit the
@@ -572,6 +573,32 @@ def _size_uncertain(args: argparse.Namespace, spec: dict, ranges: dict, defaults
     return 0
 
 
+def _cmd_next_run(args: argparse.Namespace) -> int:
+    """``next-run``: the candidate benchmark runs ranked by how much each would narrow the decision."""
+    from perfmodel.plan import advisor
+    from perfmodel.plan.sizing import DEFAULT_PLATFORMS
+
+    spec = _workload_spec(args)
+    knobs = {k: v for k, v in spec["knobs"].items() if k not in ("network", "device")}
+    k_f, sep, k_g = args.grid.partition("x")
+    if not (sep and k_f.isdigit() and k_g.isdigit() and int(k_f) >= 2 and int(k_g) >= 2):
+        raise ValueError(f"--grid: expected KFxKG with each at least 2, such as 7x5, got {args.grid!r}")
+    frame = advisor.rank_runs(
+        spec["workload"], system=spec["system"], target_ops_s=args.target_ops, slo_p99_ms=args.slo_p99_ms,
+        platforms=_platforms(args, DEFAULT_PLATFORMS), measured=args.measured or (),
+        confidence=args.confidence, prices=args.prices, pricing=_pricing(args), scenarios=args.scenarios,
+        grid=(int(k_f), int(k_g)), seed=args.seed, max_nodes=args.max_nodes, params=args.params, **knobs,
+    )  # fmt: skip
+    if args.format == "table":
+        print(advisor.runs_text(frame, top=args.top))
+    else:
+        keep = [c for c in frame.columns if c not in ("grid", "prior", "own")]
+        shown = frame[keep].head(args.top).copy()
+        shown.attrs = {}
+        _emit(shown, args.format)
+    return 0
+
+
 def _pricing(args: argparse.Namespace) -> dict:
     """``size``'s ``pricing`` from the flags given (an error when given without ``--prices``)."""
     given = {"term": args.price_term, "horizon_months": args.horizon_months}
@@ -737,7 +764,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"perfmodel {perfmodel.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     verbs = (_add_catalog_verbs, _add_data, _add_predict, _add_simulate, _add_calibrate, _add_validate,
-             _add_first_look, _add_ingest, _add_probe, _add_size, _add_notebooks, _add_report)  # fmt: skip
+             _add_first_look, _add_ingest, _add_probe, _add_size, _add_next_run, _add_notebooks,
+             _add_report)  # fmt: skip
     for add in verbs:
         add(sub)
     return parser
@@ -1053,6 +1081,44 @@ def _add_size(sub) -> None:
     sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
     with_catalog(sz)
     sz.set_defaults(func=_cmd_size)
+
+
+def _add_next_run(sub) -> None:
+    """``next-run``: the benchmark runs worth making next (perfmodel.plan.advisor)."""
+    nr = _with_format(sub.add_parser(
+        "next-run", help="rank candidate benchmark runs by how much each would narrow the sizing decision"
+    ))  # fmt: skip
+    nr.add_argument("workload", help="workload YAML (see data/workloads/)")
+    nr.add_argument("--target-ops", type=float, required=True, help="cluster throughput to sustain [ops/s]")
+    nr.add_argument("--slo-p99-ms", type=float, required=True, help="p99 latency objective [ms]")
+    nr.add_argument(
+        "--platform", action="append", help="platform in contention, id or YAML; repeat (default: catalog's)"
+    )
+    nr.add_argument(
+        "--measured", action="append", metavar="PLATFORM",
+        help="a platform already calibrated on (its error starts at the own-lab spread); repeatable",
+    )  # fmt: skip
+    nr.add_argument("--confidence", type=_share, default=0.9, metavar="Q",
+                    help="probability the plan bought must meet the targets with (default 0.9)")  # fmt: skip
+    nr.add_argument(
+        "--prices", nargs="?", const="shipped", default=None, metavar="FILE",
+        help="regret in USD/month from the shipped price tables or FILE (without: regret in servers; "
+        "platforms without a price are left out)",
+    )  # fmt: skip
+    nr.add_argument("--price-term", choices=["on_demand", "reserved_1y"], default=None,
+                    help="cloud price used with --prices (default on_demand)")  # fmt: skip
+    nr.add_argument("--horizon-months", type=float, default=None, help="average the cost over these months")
+    nr.add_argument("--top", type=_whole(1), default=5, help="runs to print (default 5)")
+    nr.add_argument("--grid", default="7x5", help="size() grid points on the throughput x tail error (7x5)")
+    nr.add_argument("--scenarios", type=_whole(10), default=400, help="Monte Carlo truths (default 400)")
+    nr.add_argument("--seed", type=int, default=0, help="Monte Carlo seed (default 0)")
+    nr.add_argument("--max-nodes", type=int, default=128, help="most servers considered (up to 100,000)")
+    nr.add_argument(
+        "--params", default=None, help="parameter set name or JSON file (default: the shipped calibrated set)"
+    )
+    nr.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
+    with_catalog(nr)
+    nr.set_defaults(func=_cmd_next_run)
 
 
 def _add_notebooks(sub) -> None:

@@ -65,7 +65,7 @@ from perfmodel.plan.sizing import DEFAULT_PLATFORMS, size
 from perfmodel.plan.uncertain import Uncertain, uncertain
 
 __all__ = ["RUN_LEVELS", "CountGrid", "Spread", "candidate_runs", "count_grid", "decide", "error_spread",
-           "preposterior", "rank_runs", "regret", "runs_text"]  # fmt: skip
+           "preposterior", "rank_runs", "regret", "runs_text", "update"]  # fmt: skip
 
 #: load level of a run (share of the predicted per-server capacity) -> the error it informs
 RUN_LEVELS = {0.9: "throughput", 0.5: "tail"}
@@ -107,7 +107,7 @@ def error_spread(system: str, error: str, own_lab: bool = False) -> Spread:
                         for q in _LEVELS))  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CountGrid:
     """Each candidate's server count on a grid of model errors (:func:`count_grid`).
 
@@ -285,8 +285,7 @@ def preposterior(
     for run in runs.itertuples(index=False):
         k, x = plats.index(run.platform), errors.index(run.informs)
         observed = truth[(run.platform, run.informs)] + own[run.informs].draw(uo[:, k, x])
-        post = dict(belief)
-        post[(run.platform, run.informs)] = observed[:, None] + own[run.informs].draw(ub[:, k, x])[None, :]
+        post = update(belief, (run.platform, run.informs), observed, own[run.informs], ub[:, k, x])
         after, r_after = outcome(post)
         rows.append({"regret_reduction": float(np.mean(r_before - r_after)),
                      "range_reduction": float(before["range"] - np.mean(after["range"])),
@@ -296,6 +295,15 @@ def preposterior(
     out.attrs.update(regret_before=float(np.mean(r_before)), range_before=float(before["range"]),
                      unit=grid.unit, choice_before=(f"{grid.platform[c]} SMT{grid.threads_per_core[c]}",
                                                     int(before["nodes"])))  # fmt: skip
+    return out
+
+
+def update(belief: Mapping, key: tuple[str, str], observed, own: Spread, u) -> dict:
+    """The belief after a run on ``key = (platform, error)`` observed ``observed`` [log units] (one value, or
+    one per scenario): that error becomes ``observed`` +- the own-lab spread ``own`` (drawn at the belief
+    samples' uniforms ``u``, the last axis); every other entry is kept as it was (module doc)."""
+    out = dict(belief)
+    out[key] = np.asarray(observed, dtype=float)[..., None] + own.draw(u)
     return out
 
 
@@ -490,7 +498,8 @@ def rank_runs(
     DataFrame, one row per run, best first: ``platform``, ``threads_per_core``, ``level``, ``servers``,
     ``rate_ops_s``, ``tool``, ``command``, ``informs``, ``regret_reduction`` [``attrs["unit"]``: USD/month,
     or servers], ``range_reduction`` [servers], ``changes_choice``; ``attrs`` also hold ``regret_before``,
-    ``range_before``, ``choice_before`` and ``confidence``.
+    ``range_before``, ``choice_before``, ``confidence``, ``left_out`` (platforms without a price), and what
+    the values came from: ``grid`` (:class:`CountGrid`), ``prior`` and ``own`` (the spreads).
     """
     q = float(confidence if confidence is not None else (result.attrs.get("confidence", 0.9)
                                                           if result is not None else 0.9))  # fmt: skip
@@ -512,7 +521,7 @@ def rank_runs(
     out = preposterior(counts, runs, prior=prior, own=own, confidence=q, scenarios=scenarios, samples=samples,
                        seed=seed, target=ranged)  # fmt: skip
     out = out.sort_values(["regret_reduction", "range_reduction"], ascending=False, kind="stable")
-    attrs = dict(out.attrs, confidence=q, measured=sorted(measured),
+    attrs = dict(out.attrs, confidence=q, measured=sorted(measured), grid=counts, prior=prior, own=own,
                  left_out=sorted(set(plats) - set(counts.platform)))  # fmt: skip
     out = out.reset_index(drop=True)
     out.attrs.update(attrs)
