@@ -51,6 +51,7 @@ beyond the grid its edge.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -190,7 +191,8 @@ def count_grid(
     keep = np.isfinite(price) if np.isfinite(price).any() else np.ones(len(keys), bool)
     unit = "USD/month" if np.isfinite(price).any() else "servers"
     price = np.where(np.isfinite(price), price, 1.0)
-    with np.errstate(all="ignore"):
+    with warnings.catch_warnings():  # a candidate feasible nowhere on the grid: NaN capacity
+        warnings.simplefilter("ignore", RuntimeWarning)
         cap = np.nanmedian(capacity.reshape(len(keys), -1), axis=1) if len(keys) else np.array([])
     pick = [i for i, k in enumerate(keys) if keep[i]]
     max_nodes = int(size_kwargs.get("max_nodes", 128))
@@ -548,6 +550,10 @@ def runs_text(frame: pd.DataFrame, top: int = 5) -> str:
     lines = [f"plan chosen now at {frame.attrs.get('confidence', 0.9):.0%} confidence: {nodes} x {plan}; "
              f"expected regret {frame.attrs.get('regret_before', math.nan):,.0f} {unit}, "
              f"node-count range (p5-p95) {frame.attrs.get('range_before', math.nan):g}"]  # fmt: skip
+    grid = frame.attrs.get("grid")
+    if grid is not None and nodes >= grid.max_nodes:
+        lines.append(f"  (at max_nodes {grid.max_nodes}: no plan meets the targets at this confidence; "
+                     "the runs still say which error decides that)")  # fmt: skip
     if frame.attrs.get("left_out"):
         lines.append(f"left out (no price): {', '.join(frame.attrs['left_out'])}")
     lines.append("")
