@@ -330,7 +330,8 @@ def table_text(frame: pd.DataFrame) -> str:
     lines.append("")
     lines.append("nodes: the count at the confidence; p50 / p5-p95: over the samples; feasible: the share "
                  "of samples some count up to max_nodes met; point: the inputs' medians without the "
-                 "model's error.")  # fmt: skip
+                 "model's error. A count at a high confidence rests on the few largest samples: more "
+                 "samples (--samples), a steadier count.")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -252,6 +252,18 @@ def test_plan_under_uncertainty_writes_what_size_uncertain_answers(executed):
         assert (np.diff(feasible["nodes"]) >= 0).all()
     summary = run.json()
     assert summary["samples"] == p["samples"] == len(run.csv("samples.csv")) // len(plan)
+    # the next runs: a direct rank_runs call on the same plan (its feasible candidates, its confidence)
+    from perfmodel.plan import advisor
+
+    runs = run.csv("next_runs.csv")
+    middle = (p["dataset_low_gib"] * p["dataset_high_gib"]) ** 0.5
+    expected_runs = advisor.rank_runs(
+        workload, system=p["system"],
+        target_ops_s={"p50": p["target_p50_ops_s"], "p95": p["target_p95_ops_s"]},
+        slo_p99_ms=p["slo_p99_ms"], result=direct, dataset_gib=middle, seed=p["seed"], prices=p["prices"],
+    )  # fmt: skip
+    assert len(runs) >= 2 and list(runs["command"]) == list(expected_runs["command"])  # priced platforms only
+    assert summary["next_run_platform"] == runs["platform"].iloc[0]
     best = front[(front["confidence"] == p["confidence"]) & front["cheapest"]]
     assert summary["cheapest_platform"] == (best["platform"].iloc[0] if len(best) else "")
 
