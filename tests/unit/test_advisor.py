@@ -25,6 +25,7 @@ def ranked():
     return spec["workload"], out
 
 
+@pytest.mark.slow  # the module's ranked fixture sizes a grid (about 7 s): make test, not test-fast
 def test_at_least_five_runs_are_ranked_best_first_with_their_commands(ranked):
     _, out = ranked
     assert len(out) >= 5
@@ -39,6 +40,7 @@ def test_at_least_five_runs_are_ranked_best_first_with_their_commands(ranked):
     assert text.count("cassandra-stress ") == 5
 
 
+@pytest.mark.slow  # the module's ranked fixture sizes a grid (about 7 s): make test, not test-fast
 def test_the_grid_reads_the_count_size_gives(ranked):
     workload, out = ranked
     grid = out.attrs["grid"]
@@ -106,6 +108,7 @@ def test_after_a_run_the_measured_error_is_the_observation_within_the_own_lab_sp
     assert after[("b", "throughput")] is belief[("b", "throughput")]  # not measured: keeps its spread
 
 
+@pytest.mark.slow  # the module's ranked fixture sizes a grid (about 7 s): make test, not test-fast
 def test_a_run_on_a_platform_already_measured_is_worth_less(ranked):
     _, out = ranked
     grid, prior, own = out.attrs["grid"], out.attrs["prior"], out.attrs["own"]
@@ -132,6 +135,7 @@ def _outcome(grid, prior, own, truth, residual, run, u, q):
     return float(r), float(d["range"])
 
 
+@pytest.mark.slow  # the module's ranked fixture sizes a grid (about 7 s): make test, not test-fast
 def test_simulation_study_the_top_ranked_run_beats_a_random_one(ranked):
     """Over 30 seeds: a synthetic truth, the advisor's top run, a uniformly random run and the bottom run
     (the ranking reversed) each made on it (a measurement = truth + own-lab residual), then the plan
@@ -165,6 +169,7 @@ def test_simulation_study_the_top_ranked_run_beats_a_random_one(ranked):
     assert res["top"][:, 0].mean() < res["reversed"][:, 0].mean()
 
 
+@pytest.mark.slow
 def test_next_run_prints_the_top_runs_with_their_commands(capsys):
     from perfmodel.cli import main
 

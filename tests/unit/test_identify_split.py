@@ -110,6 +110,7 @@ def test_split_cv_carries_a_known_lab_to_its_held_out_figures(truth_and_lab):
     )
 
 
+@pytest.mark.slow  # about 11 s: make test runs it, make test-fast does not
 def test_cli_split_and_auto_calibrate(tmp_path, capsys):
     assert main(["validate", "--cv", "split", "--data", str(SCYLLA), "--workers", "1"]) == 0
     out = capsys.readouterr().out

@@ -60,6 +60,7 @@ def test_the_plans_figure_never_enters_pyplot():
     assert np.all(rgb == x86_smt2, axis=-1).sum() > 500  # a bar of the x86's SMT2 row, not a blank
 
 
+@pytest.mark.slow
 def test_costs_and_a_confidence_add_their_blocks_to_the_plan():
     """With costs on, the shipped prices' block; with a confidence, the plan under uncertainty (the
     target's spread and the model's own error, perfmodel.plan.uncertain); the spread control applies

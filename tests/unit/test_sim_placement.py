@@ -21,6 +21,7 @@ def _pair(clients, units, requests, system="scylla", nodes=6, rf=2, dataset=1e9)
     return analytic, sim.summary.iloc[0]
 
 
+@pytest.mark.slow  # about 11 s: make test runs it, make test-fast does not
 def test_saturated_cluster_runs_at_the_busiest_nodes_pace():
     # a long run: the closed loop's start (every client's first request at once) lets the
     # cold nodes complete faster than the hot node's steady pace for a while
