@@ -319,40 +319,48 @@ HOOKS: dict[str, Callable] = {"tpmc": _tpmc}
 # Loading
 # ---------------------------------------------------------------------------------------
 
-_KEYS = {
-    "id",
-    "name",
-    "threading",
-    "thread_cap",
+#: the spec's true / false keys (a missing one is false)
+FLAG_KEYS = (
     "remote",
     "data_cache",
     "read_before_write",
     "lsm",
-    "write_consistency",
+    "coordinator",
+    "group_commit",
+    "page_cache",
+    "client_mirrors_commands",
+    "load_threads",
+)
+#: the spec's keys that take one of a few words -> (the words, the default where the key is missing)
+CHOICE_KEYS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "threading": (THREADING, None),
+    "sync_writes_to": (SYNC_TARGETS, "data"),
+    "write_consistency": (COMMON_LEVELS, None),
+    "topology": (tuple(TOPOLOGIES), "sharded"),
+    "dataset_in": (DATASET_IN, "drives"),
+    "key_order": (KEY_ORDERS, "unordered"),
+}
+#: every other key a spec may have (each read by its own part of the loader)
+OTHER_KEYS = (
+    "id",
+    "name",
+    "thread_cap",
     "page_bytes",
-    "sync_writes_to",
     "log_bytes_per_write",
     "log_flushes",
     "daemons",
     "metadata_cache",
     "placement",
-    "coordinator",
-    "topology",
-    "dataset_in",
-    "key_order",
     "tpcc_statements",
     "tpcc_statements_scv",
     "wait_scv",
     "serial",
-    "group_commit",
-    "page_cache",
-    "client_mirrors_commands",
-    "load_threads",
     "io_latency_goal_ms",
     "hooks",
     "parameters",
     "sources",
-}
+)
+_KEYS = {*FLAG_KEYS, *CHOICE_KEYS, *OTHER_KEYS}
 _REQUIRED = ("id", "name", "threading", "remote", "data_cache", "read_before_write", "lsm",
              "write_consistency", "page_bytes")  # fmt: skip
 
@@ -450,33 +458,17 @@ def _identity(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
 
 
 def _choices(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
-    """The keys that take one of a few words."""
-    defaults = {
-        "sync_writes_to": "data", "topology": "sharded", "dataset_in": "drives", "key_order": "unordered"
-    }  # fmt: skip
-    for key, choices in (("threading", THREADING), ("sync_writes_to", SYNC_TARGETS),
-                         ("write_consistency", COMMON_LEVELS), ("topology", tuple(TOPOLOGIES)),
-                         ("dataset_in", DATASET_IN), ("key_order", KEY_ORDERS)):  # fmt: skip
-        value = doc.get(key, defaults.get(key))
+    """The keys that take one of a few words (:data:`CHOICE_KEYS`)."""
+    for key, (choices, default) in CHOICE_KEYS.items():
+        value = doc.get(key, default)
         if value is not None and value not in choices:
             add(key, f"must be one of {', '.join(choices)}, got {value!r}")
         out[key] = value
 
 
 def _flags(doc: Mapping[str, Any], add, out: dict[str, Any]) -> None:
-    """The true / false keys."""
-    flags = (
-        "remote",
-        "data_cache",
-        "read_before_write",
-        "lsm",
-        "coordinator",
-        "group_commit",
-        "page_cache",
-        "client_mirrors_commands",
-        "load_threads",
-    )
-    for key in flags:
+    """The true / false keys (:data:`FLAG_KEYS`)."""
+    for key in FLAG_KEYS:
         value = doc.get(key)
         if value is not None and not isinstance(value, bool):
             add(key, f"must be true or false, got {value!r}")
