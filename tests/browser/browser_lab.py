@@ -208,9 +208,34 @@ class PlannerPage:
     def __init__(self, lab: Lab):
         self.lab, self.driver = lab, lab.driver
 
-    def run_all(self) -> None:
-        """Run every cell (Run > Run All Cells) and wait for the planner's first plan."""
+    def run_all(self, attempts: int = 3) -> None:
+        """Run every cell (Run > Run All Cells) and wait for the planner's first plan.
+
+        The menu item is clicked only once it is enabled (JupyterLab disables it until the notebook
+        panel is ready), and again when no cell has started within a minute: under load a click can
+        land before the panel takes it. A timeout names what the notebook showed instead.
+        """
         self.lab.wait(self._kernel_idle, "the kernel to start", 90)
+        for attempt in range(attempts):
+            self._click_run_all()
+            try:
+                self.lab.wait(self._cells_started, "a cell to start after Run All Cells", 60)
+                break
+            except TimeoutError:
+                if attempt == attempts - 1:
+                    raise TimeoutError(f"no cell started after Run All Cells: {self.diagnosis()}") from None
+                with contextlib.suppress(Exception):  # close a menu left open
+                    from selenium.webdriver.common.keys import Keys
+
+                    self.driver.find_element("css selector", "body").send_keys(Keys.ESCAPE)
+        # the first run imports the stack and plans: about 20 s on an idle 2-core machine, past 60 s
+        # when other work shares the cores (reproduced with two busy processes)
+        try:
+            self.wait_plan("Sizing for", timeout_s=240)
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}; {self.diagnosis()}") from None
+
+    def _click_run_all(self) -> None:
         menu = self.lab.wait(
             lambda: [
                 m for m in self.driver.find_elements("css selector", ".lm-MenuBar-item") if m.text == "Run"
@@ -219,14 +244,30 @@ class PlannerPage:
         )
         menu[0].click()
         item = self.lab.wait(
-            lambda: [i for i in self.driver.find_elements("css selector", ".lm-Menu-itemLabel")
-                     if i.text == "Run All Cells"],
-            "Run > Run All Cells",
+            lambda: [i for i in self.driver.find_elements(
+                "css selector", ".lm-Menu-item:not(.lm-mod-disabled) .lm-Menu-itemLabel")
+                if i.text == "Run All Cells"],
+            "Run > Run All Cells (enabled)",
         )  # fmt: skip
         item[0].click()
-        # the first run imports the stack and plans: about 20 s on an idle 2-core machine, past 60 s
-        # when other work shares the cores (reproduced with two busy processes)
-        self.wait_plan("Sizing for", timeout_s=240)
+
+    def prompts(self) -> list[str]:
+        """The code cells' input prompts as shown: '[ ]:' not run, '[*]:' running, '[3]:' done."""
+        return [p.text for p in self.driver.find_elements("css selector", ".jp-InputArea-prompt")]
+
+    def _cells_started(self) -> bool:
+        return any("*" in p or re.search(r"\d", p) for p in self.prompts())
+
+    def diagnosis(self) -> str:
+        """What the notebook shows now, for a failure message: the prompts, the kernel's status and
+        the start of every output (a traceback, a widget error, a message)."""
+        with contextlib.suppress(Exception):
+            status = self.driver.find_elements("css selector", ".jp-Notebook-ExecutionIndicator")
+            kernel = status[0].get_attribute("data-status") if status else "no indicator"
+            shown = self.driver.find_elements("css selector", ".jp-OutputArea-output")
+            outputs = [el.text[:300] for el in shown]
+            return f"prompts {self.prompts()}, kernel {kernel!r}, outputs {outputs}"
+        return "the page could not be read"
 
     def _kernel_idle(self) -> bool:
         status = self.driver.find_elements("css selector", ".jp-Notebook-ExecutionIndicator")
