@@ -26,6 +26,7 @@ import pandas as pd
 from perfmodel.evidence.recorded import parse_baseline
 from perfmodel.inputs import knobs as settings
 from perfmodel.inputs.catalog import Catalog
+from perfmodel.inputs.knobs import COLUMN_KNOBS
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import load_system
 from perfmodel.inputs.units import UNITS
@@ -80,50 +81,20 @@ def missing_load(row: Mapping[str, Any]) -> str:
     return ""
 
 
-#: figure column -> (knob, scale): numeric columns that become a knob as they are (scaled to SI)
-_NUMERIC_KNOBS = {
-    "threads_per_core": ("threads_per_core", 1.0),
-    "cores_used": ("cores", 1.0),
-    "cache_gb": ("cache_bytes", 1e9),
-    "client_link_gbps": ("client_link_gbps", 1.0),
-    "shards": ("thread_cap", 1.0),  # worker threads / shards the server ran
-    "copies_per_node": ("copies_per_node", 1.0),  # several copies / chunks on one node's OSDs
-    "zones": ("zones", 1.0),  # a cluster over availability zones (perfmodel.mechanisms.placement)
-    "zone_rtt_us": ("zone_rtt_s", 1e-6),  # the region's round trip between zones
-    "statements_per_op": ("statements_per_op", 1.0),
-    "keys_per_op": ("keys_per_op", 1.0),
-    "rows_per_op": ("rows_per_op", 1.0),
-    "read_statements_per_op": ("read_statements_per_op", 1.0),
-    "osds_per_device": ("osds_per_device", 1.0),
-    "cores_per_device": ("cores_per_device", 1.0),
-    "log_files": ("log_files", 1.0),
-    "client_cores": ("client_cores", 1.0),
-}
-
-
 def _figure_knobs(row: Mapping[str, Any], get) -> dict[str, Any]:
     """The knobs a figure's columns set (blank columns: the model's defaults)."""
+    # the columns that set a knob as they are (knobs.Knob.column), numbers scaled to the knob's unit
     knobs: dict[str, Any] = {
-        knob: float(row[col]) * scale
-        for col, (knob, scale) in _NUMERIC_KNOBS.items()
+        knob.name: str(row[col]) if knob.kind in ("choice", "id") else float(row[col]) * knob.column_scale
+        for col, knob in COLUMN_KNOBS.items()
         if not _blank(row.get(col))
     }
-    if not _blank(row.get("device_id")):
-        knobs["device"] = str(row["device_id"])
-    if not _blank(row.get("network_id")):
-        knobs["network"] = str(row["network_id"])
     wal = row.get("wal_device_id")
     if wal is not None and not (isinstance(wal, float) and math.isnan(wal)):
         if wal != "" or row.get("_wal_explicit"):
             knobs["wal_device"] = str(wal)
     if get("read_source"):  # disk: a cold cache, every read misses; cache: every read hits
         knobs["cache_state"] = "cold" if get("read_source") == "disk" else "resident"
-    if get("memtable"):  # a vector memtable appends (mechanisms.ordering.insert_cpu)
-        knobs["memtable"] = str(get("memtable"))
-    if get("compactions"):  # an LSM tree loaded with auto compactions off (mechanisms.compaction)
-        knobs["compactions"] = str(get("compactions"))
-    if get("durability"):  # writes that do not wait for their log, or no log (mechanisms.durability)
-        knobs["durability"] = str(get("durability"))
     if not _blank(row.get("numa_binding")):
         knobs["numa_binding"] = row["numa_binding"] == "bound"
     if get("ec_profile"):  # k+m: an erasure-coded pool (perfmodel.model.chain._erasure_coding)

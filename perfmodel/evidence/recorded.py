@@ -34,6 +34,7 @@ from perfmodel.inputs.catalog import Catalog, default_catalog
 from perfmodel.inputs.consistency import CONSISTENCY_LEVELS
 from perfmodel.inputs.errors import DataError, Problem
 from perfmodel.inputs.keys import ACCESS_PATTERNS, KEY_DISTRIBUTIONS
+from perfmodel.inputs.knobs import KNOBS
 from perfmodel.inputs.systems import list_systems, load_system
 
 OPERATIONS = ("read", "write", "mixed", "tpcc")
@@ -212,7 +213,7 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "the LSM memtable's representation (knob memtable): skiplist (blank) or vector (db_bench "
         "--memtablerep=vector, benchmark.sh's bulk loads)",
-        ("skiplist", "vector"),
+        KNOBS["memtable"].choices,
         config=True,
     ),
     Column(
@@ -221,7 +222,7 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "whether the LSM tree compacted during the run (knob compactions): auto (blank) or off (auto "
         "compactions disabled: db_bench --disable_auto_compactions=1, benchmark.sh's bulkload step)",
-        ("auto", "off"),
+        KNOBS["compactions"].choices,
         config=True,
     ),
     Column(
@@ -231,7 +232,7 @@ COLUMNS: tuple[Column, ...] = (
         "whether writes wait for their log (knob durability): spec (blank: as the system's spec), async "
         "(commits do not wait: synchronous_commit=off, fsync=off, innodb_flush_log_at_trx_commit=0/2), "
         "off (no log: RocksDB disable_wal)",
-        ("spec", "async", "off"),
+        KNOBS["durability"].choices,
         config=True,
     ),
     Column("clients", "int", False, "client processes / loaders / volumes [count]", config=True),

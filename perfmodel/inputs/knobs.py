@@ -57,6 +57,11 @@ class Knob:
     maximum_reason: str = ""
     #: the system spec field that makes the knob apply (a key of :data:`APPLIES`; "": every system)
     applies: str = ""
+    #: the recorded-figure column (:data:`perfmodel.evidence.recorded.COLUMNS`) that sets this knob
+    #: as it is ("": none, or one the figure predictor translates itself)
+    column: str = ""
+    #: the column's unit in the knob's (SI) unit: a ``cache_gb`` of 1 is a ``cache_bytes`` of 1e9
+    column_scale: float = 1.0
 
 
 #: what makes a knob apply: name -> (test of a :class:`perfmodel.inputs.systems.SystemSpec`, the spec
@@ -103,9 +108,23 @@ STATEMENTS_MAX = 1e4
 KNOBS: dict[str, Knob] = {
     k.name: k
     for k in (
-        Knob("cores", "count", "count", UNSET, "physical cores the system may use (default: the platform's)"),
-        Knob("threads_per_core", "count", "count", UNSET, "SMT mode (default: the platform's)"),
-        Knob("device", "id", "", UNSET, "data device id (default: the platform's)"),
+        Knob(
+            "cores",
+            "count",
+            "count",
+            UNSET,
+            "physical cores the system may use (default: the platform's)",
+            column="cores_used",
+        ),
+        Knob(
+            "threads_per_core",
+            "count",
+            "count",
+            UNSET,
+            "SMT mode (default: the platform's)",
+            column="threads_per_core",
+        ),
+        Knob("device", "id", "", UNSET, "data device id (default: the platform's)", column="device_id"),
         Knob("devices", "count", "count", UNSET, "data devices per node (default: the platform's)"),
         Knob(
             "wal_device",
@@ -122,6 +141,8 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "cache per node (per daemon for Ceph); default: a share of RAM",
             applies="cache",
+            column="cache_gb",
+            column_scale=1e9,
         ),
         Knob(
             "cache_state",
@@ -154,13 +175,35 @@ KNOBS: dict[str, Knob] = {
             "between a reply and the next request, outside the latency",
             maximum=1e6,
             maximum_reason="a million hardware threads of load generators",
+            column="client_cores",
         ),
         Knob("numa_binding", "bool", "", False, "the process is bound to the NUMA nodes it needs"),
         Knob(
-            "osds_per_device", "count", "count", 2.0, "daemons per data device (Ceph OSDs)", applies="daemons"
+            "osds_per_device",
+            "count",
+            "count",
+            2.0,
+            "daemons per data device (Ceph OSDs)",
+            applies="daemons",
+            column="osds_per_device",
         ),
-        Knob("cores_per_device", "number", "count", UNSET, "cores per data device (caps cores)"),
-        Knob("log_files", "count", "count", 2.0, "redo log files flushed concurrently", applies="log"),
+        Knob(
+            "cores_per_device",
+            "number",
+            "count",
+            UNSET,
+            "cores per data device (caps cores)",
+            column="cores_per_device",
+        ),
+        Knob(
+            "log_files",
+            "count",
+            "count",
+            2.0,
+            "redo log files flushed concurrently",
+            applies="log",
+            column="log_files",
+        ),
         Knob(
             "log_flushes",
             "count",
@@ -178,9 +221,24 @@ KNOBS: dict[str, Knob] = {
             UNSET,
             "a shared client-side link the load crosses",
             applies="remote",
+            column="client_link_gbps",
         ),
-        Knob("thread_cap", "count", "count", UNSET, "worker threads at most (default: the system's)"),
-        Knob("network", "id", "", UNSET, "network id of every node's NIC (default: the platform's)"),
+        Knob(
+            "thread_cap",
+            "count",
+            "count",
+            UNSET,
+            "worker threads at most (default: the system's)",
+            column="shards",
+        ),
+        Knob(
+            "network",
+            "id",
+            "",
+            UNSET,
+            "network id of every node's NIC (default: the platform's)",
+            column="network_id",
+        ),
         Knob(
             "zones",
             "count",
@@ -192,6 +250,7 @@ KNOBS: dict[str, Knob] = {
             "each crossing the round trip between zones (zone_rtt_s) less the one within a zone "
             "(perfmodel.mechanisms.placement); 1: one site",
             applies="remote",
+            column="zones",
         ),
         Knob(
             "zone_rtt_s",
@@ -202,6 +261,8 @@ KNOBS: dict[str, Knob] = {
             "zone_rtt_us, a typical region's; regions differ)",
             maximum=0.1,
             applies="remote",
+            column="zone_rtt_us",
+            column_scale=1e-6,
         ),
         Knob(
             "token_aware",
@@ -239,6 +300,7 @@ KNOBS: dict[str, Knob] = {
             "Ceph's default crush-failure-domain=host; more with crush-failure-domain=osd, e.g. a pool "
             "on one host)",
             applies="erasure_coding",
+            column="copies_per_node",
         ),
         Knob(
             "statements_per_op",
@@ -250,6 +312,7 @@ KNOBS: dict[str, Knob] = {
             "tpcc_statements for a TPC-C operation, else 1); at most 10,000",
             maximum=STATEMENTS_MAX,
             maximum_reason="more is a batch job, not a request: the throughput goes to zero",
+            column="statements_per_op",
         ),
         Knob(
             "read_statements_per_op",
@@ -261,6 +324,7 @@ KNOBS: dict[str, Knob] = {
             "system's read cycles and writes no redo and no dirty page; the operation still commits",
             zero=True,
             maximum=1e6,
+            column="read_statements_per_op",
         ),
         Knob(
             "statements_scv",
@@ -294,6 +358,7 @@ KNOBS: dict[str, Knob] = {
             "index lookups (B-tree descents) one operation's statements make in all, an average where "
             "they differ (an IN list of 100 keys: 100; default: one per statement): each beyond one per "
             "statement costs the system's cpu_cycles_key and, uncached, a page read",
+            column="keys_per_op",
         ),
         Knob(
             "rows_per_op",
@@ -303,6 +368,7 @@ KNOBS: dict[str, Knob] = {
             "table rows one operation's statements visit in all (a 100-row range: 100; default: one per "
             "index lookup): each row beyond one per lookup (the next row of a range or scan) costs the "
             "system's cpu_cycles_row",
+            column="rows_per_op",
         ),
         Knob(
             "prepared",
@@ -333,6 +399,7 @@ KNOBS: dict[str, Knob] = {
             "insert skips the spec's vector_insert_saving share of a write's CPU",
             choices=("skiplist", "vector"),
             applies="memtables",
+            column="memtable",
         ),
         Knob(
             "durability",
@@ -345,6 +412,7 @@ KNOBS: dict[str, Knob] = {
             "(mechanisms.durability)",
             choices=("spec", "async", "off"),
             applies="logged",
+            column="durability",
         ),
         Knob(
             "compactions",
@@ -357,6 +425,7 @@ KNOBS: dict[str, Knob] = {
             "only (mechanisms.compaction)",
             choices=("auto", "off"),
             applies="lsm",
+            column="compactions",
         ),
         Knob(
             "flush_size_scv",
@@ -370,6 +439,10 @@ KNOBS: dict[str, Knob] = {
         ),
     )
 }
+
+
+#: figure column -> the knob it sets as it is (:attr:`Knob.column`)
+COLUMN_KNOBS: dict[str, Knob] = {k.column: k for k in KNOBS.values() if k.column}
 
 
 def _bad(name: str, message: str) -> ValueError:
