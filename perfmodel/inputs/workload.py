@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -156,10 +156,15 @@ class Workload:
     replication_factor: Any = 1
     consistency: str | int = "ONE"
     read_consistency: str | int = "ONE"
+    #: the sizes derived at construction (io_bytes from object_bytes, message_bytes from io_bytes),
+    #: which :meth:`with_changes` derives again
+    derived: frozenset = field(default=frozenset(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
             object.__setattr__(self, name, value)
+
+        put("derived", frozenset(n for n in ("io_bytes", "message_bytes") if getattr(self, n) is None))
 
         if self.operation not in OPERATIONS:
             raise ValueError(f"operation: must be one of {', '.join(OPERATIONS)}, got {self.operation!r}")
@@ -222,6 +227,13 @@ class Workload:
             _ = self.read_acks
         except ValueError as exc:
             raise ValueError(f"read_{exc}") from None
+
+    def with_changes(self, **changes) -> Workload:
+        """A copy with ``changes`` (field names and values, checked as at construction). A size this
+        workload derived (``io_bytes`` from ``object_bytes``, ``message_bytes`` from ``io_bytes``) is
+        derived again unless ``changes`` gives it: with a new object size, a request carries the new
+        object. (``dataclasses.replace`` would keep the old derived size.)"""
+        return replace(self, **{**dict.fromkeys(self.derived), **changes})
 
     # ------------------------------------------------------------------ derived
     @property

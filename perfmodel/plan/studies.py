@@ -171,7 +171,6 @@ def config_sweep(
     column of that name) and ``figure_id``.
     """
     from dataclasses import fields as dc_fields
-    from dataclasses import replace
 
     data = load_benchmarks() if benchmarks is None else benchmarks
     match = data[data["figure_id"] == figure_id]
@@ -181,13 +180,13 @@ def config_sweep(
     platform, workload, system = config.pop("platform"), config.pop("workload"), config.pop("system")
     nodes = config.pop("nodes")
     flat = grid(**axes) if axes else {}
-    workload_fields = {f.name for f in dc_fields(Workload)}
+    workload_fields = {f.name for f in dc_fields(Workload) if f.init}
     changes = {k: np.asarray(v, dtype=float) for k, v in flat.items() if k in workload_fields}
     if "nodes" in flat:
         nodes = np.asarray(flat["nodes"], dtype=float)
     knobs = {**config, **{k: v for k, v in flat.items() if k not in workload_fields and k != "nodes"}}
     if changes:
-        workload = replace(workload, **changes)
+        workload = workload.with_changes(**changes)  # a new object size: a new message size
     frame = predict(platform, workload, nodes=nodes, system=system, params=params, **knobs)
     for position, (name, values) in enumerate(flat.items()):
         column = f"axis_{name}" if name in frame.columns else name

@@ -276,7 +276,7 @@ def _simulate(flat, workload, params, options, run):
     inputs = dict(flat)
     platform, nodes, system = inputs.pop("platform"), inputs.pop("nodes"), inputs.pop("system")
     fields = {k[len("workload.") :]: inputs.pop(k) for k in list(inputs) if k.startswith("workload.")}
-    workload = dataclasses.replace(workload, **fields) if fields else workload
+    workload = workload.with_changes(**fields) if fields else workload
     result = simulate(
         list(platform) if isinstance(platform, np.ndarray) else platform,
         workload,

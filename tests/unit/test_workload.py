@@ -99,3 +99,17 @@ def test_every_seed_system_builds_from_its_recorded_row(figure_id):
         "seed003-read-iops-mean": 32,
     }[figure_id]
     assert w.concurrency == expected
+
+
+def test_with_changes_derives_the_request_sizes_again_for_a_new_object_size():
+    w = Workload(object_bytes=1024, arrival_rate=1.0)
+    bigger = w.with_changes(object_bytes=4096)
+    assert (bigger.io_bytes, bigger.message_bytes) == (4096.0, 4096.0)
+    # a size the caller gave stays: an fio block size is not the object size
+    fio = Workload(object_bytes=1024, io_bytes=65536, arrival_rate=1.0).with_changes(object_bytes=4096)
+    assert (fio.io_bytes, fio.message_bytes) == (65536.0, 65536.0)
+    assert w.with_changes(io_bytes=512).message_bytes == 512.0
+    tpcc = Workload(operation="tpcc", arrival_rate=1.0)
+    assert tpcc.with_changes(object_bytes=4096).message_bytes == tpcc.message_bytes
+    with pytest.raises(ValueError, match="object_bytes"):
+        w.with_changes(object_bytes=-1.0)
