@@ -14,6 +14,7 @@ Public entry points::
     perfmodel.grid(**axes), perfmodel.load_parameters(name_or_path)
     perfmodel.size(workload, target_ops_s=..., slo_p99_ms=..., system=...)
     perfmodel.size_uncertain(workload, target_ops_s={"p50": ..., "p95": ...}, ...)  (ranges, a confidence)
+    perfmodel.size_many(workload, [{"target_ops_s": ..., "slo_p99_ms": ...}, ...], system=...)  (many at once)
     perfmodel.simulate(...), perfmodel.sweep(..., method="predict" | "simulate", scheduler=None),
     perfmodel.iter_sweep(...)  (predict chunk by chunk: any grid size at one chunk's memory)
     perfmodel.calibrate(benchmarks, ...), perfmodel.validate(cv=None | "group" | "loo", ...)
@@ -40,7 +41,7 @@ from perfmodel.inputs.params import ParameterSet, list_parameter_sets, load_para
 from perfmodel.inputs.systems import SystemSpec, list_systems, load_system
 from perfmodel.inputs.workload import Workload
 from perfmodel.model.predict import grid, predict
-from perfmodel.plan.sizing import size
+from perfmodel.plan.sizing import size, size_many
 from perfmodel.plan.sweeps import iter_sweep, sweep
 from perfmodel.plan.uncertain import size_uncertain
 from perfmodel.sim import simulate
@@ -87,6 +88,7 @@ __all__ = [
     "predict",
     "simulate",
     "size",
+    "size_many",
     "size_uncertain",
     "summarize_benchmarks",
     "sweep",

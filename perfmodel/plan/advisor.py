@@ -62,7 +62,7 @@ from scipy import special
 from perfmodel.inputs.systems import load_system
 from perfmodel.inputs.workload import Workload
 from perfmodel.model import bands
-from perfmodel.plan.sizing import DEFAULT_PLATFORMS, size
+from perfmodel.plan.sizing import DEFAULT_PLATFORMS, size_many
 from perfmodel.plan.uncertain import Uncertain, uncertain
 
 __all__ = ["RUN_LEVELS", "CountGrid", "Spread", "candidate_runs", "count_grid", "decide", "error_spread",
@@ -160,7 +160,8 @@ def count_grid(
     cost: Mapping[str, float] | None = None, prices=None, pricing=None, **size_kwargs,
 ) -> CountGrid:  # fmt: skip
     """Every candidate's count at ``size(target_ops_s x e^lf, slo_p99_ms / e^lg)`` for each grid point
-    (``len(log_f) x len(log_g)`` calls of :func:`perfmodel.plan.sizing.size`, bands off).
+    (``len(log_f) x len(log_g)`` sizings, bands off, searched together by
+    :func:`perfmodel.plan.sizing.size_many`).
 
     ``cost`` (USD per server per month by platform) or ``prices`` / ``pricing`` (as for ``size``) price
     the plans; candidates a price table leaves unpriced are dropped (unless none is priced: then every
@@ -170,24 +171,24 @@ def count_grid(
         raise ValueError("count_grid: at least two grid points on each axis")
     kwargs = _size_kwargs(cost, prices, pricing, size_kwargs)
     keys, counts, capacity, price = None, None, None, None
-    for a, x in enumerate(lf):
-        for b, y in enumerate(lg):
-            out = size(workload, system=system, target_ops_s=float(target_ops_s) * math.exp(x),
-                       slo_p99_ms=float(slo_p99_ms) / math.exp(y), platforms=list(platforms), interval=None,
-                       **kwargs)  # fmt: skip
-            out = out.set_index(["platform", "threads_per_core"])
-            if keys is None:
-                keys = list(out.index)
-                counts = np.full((len(keys), len(lf), len(lg)), np.inf)
-                capacity = np.full((len(keys), len(lf), len(lg)), np.nan)
-                price = _prices(out, keys, cost)
-            out = out.loc[keys]
-            feasible = out["feasible"].to_numpy(bool)
-            counts[:, a, b] = np.where(feasible, out["nodes"].to_numpy(float), np.inf)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                per_server = out["nodes"].to_numpy(float) * out["max_utilization"].to_numpy(float)
-                cap = out["throughput_ops_s"].to_numpy(float) / per_server
-            capacity[:, a, b] = np.where(feasible, cap, np.nan)
+    points = [(a, b) for a in range(len(lf)) for b in range(len(lg))]
+    requests = [{"target_ops_s": float(target_ops_s) * math.exp(lf[a]),
+                 "slo_p99_ms": float(slo_p99_ms) / math.exp(lg[b])} for a, b in points]  # fmt: skip
+    tables = size_many(workload, requests, system=system, platforms=list(platforms), interval=None, **kwargs)
+    for (a, b), out in zip(points, tables, strict=True):
+        out = out.set_index(["platform", "threads_per_core"])
+        if keys is None:
+            keys = list(out.index)
+            counts = np.full((len(keys), len(lf), len(lg)), np.inf)
+            capacity = np.full((len(keys), len(lf), len(lg)), np.nan)
+            price = _prices(out, keys, cost)
+        out = out.loc[keys]
+        feasible = out["feasible"].to_numpy(bool)
+        counts[:, a, b] = np.where(feasible, out["nodes"].to_numpy(float), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_server = out["nodes"].to_numpy(float) * out["max_utilization"].to_numpy(float)
+            cap = out["throughput_ops_s"].to_numpy(float) / per_server
+        capacity[:, a, b] = np.where(feasible, cap, np.nan)
     keep = np.isfinite(price) if np.isfinite(price).any() else np.ones(len(keys), bool)
     unit = "USD/month" if np.isfinite(price).any() else "servers"
     price = np.where(np.isfinite(price), price, 1.0)

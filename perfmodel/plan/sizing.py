@@ -48,9 +48,10 @@ show what each row used.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -261,28 +262,114 @@ def size(
     answers held on other labs' figures, :func:`perfmodel.model.caveats.caveat`) and ``range_note`` ("" or
     why the range is not given).
     """
+    smt = _one_smt_mode(knobs)
+    job = _setup(
+        workload, target_ops_s=target_ops_s, slo_p99_ms=slo_p99_ms, system=system, platforms=platforms,
+        dataset_gib=dataset_gib, replication_factor=replication_factor, max_utilization=max_utilization,
+        failure_tolerance=failure_tolerance, fill_limit=fill_limit, max_nodes=max_nodes, params=params,
+        interval=interval, cost=cost, network=network, device=device,
+        instances_per_server=instances_per_server, sync_replicas=sync_replicas, target=target,
+        target_unit=target_unit, prices=prices, pricing=pricing, smt=smt, knobs=knobs,
+    )  # fmt: skip
+    return _finish(job, _run_searches([job.search])[0])
+
+
+#: what :func:`size_many` lets differ between requests (the rest is common to all)
+REQUEST_FIELDS = ("target_ops_s", "slo_p99_ms", "dataset_gib", "read_fraction", "object_bytes")
+
+
+def size_many(workload: Workload, requests: Sequence[Mapping[str, float]], **common) -> list[pd.DataFrame]:
+    """``[size(workload, **common, **request) for request in requests]``, with the requests' searches run
+    together: every round of probes of every request is one :func:`perfmodel.predict` call (a sizing
+    costs a few calls of fixed overhead each, so many small sizings are mostly overhead).
+
+    A request may set :data:`REQUEST_FIELDS`: ``target_ops_s`` [1/s], ``slo_p99_ms`` [ms],
+    ``dataset_gib`` [GiB] and the workload's ``read_fraction`` [-] / ``object_bytes`` [B]; ``common``
+    holds every other argument of :func:`size` (platforms, knobs, ``max_nodes``, ...) and any of
+    those fields the requests share. Each table is the one ``size`` returns for that request
+    (:func:`perfmodel.plan.uncertain.size_uncertain` and the advisor's count grid size this way).
+    """
+    for request in requests:
+        unknown = sorted(set(request) - set(REQUEST_FIELDS))
+        if unknown:
+            allowed = ", ".join(REQUEST_FIELDS)
+            raise ValueError(f"size_many: a request sets {unknown[0]!r}; a request may set {allowed} (the "
+                             f"rest goes in the common arguments)")  # fmt: skip
+    names = set(inspect.signature(size).parameters) - {"workload", "knobs"}
+    args = {k: v for k, v in common.items() if k in names}
+    knobs = {k: v for k, v in common.items() if k not in names}
+    smt = _one_smt_mode(knobs)  # one knobs dict for every search: their probes share predict calls
+    if args.get("prices") is not None:  # a price table read once
+        args["prices"] = _price_table(args["prices"], args.get("pricing"))[0]
+    jobs = []
+    for request in requests:
+        wl = workload.with_changes(
+            **{k: request[k] for k in ("read_fraction", "object_bytes") if k in request}
+        )
+        here = {
+            **args,
+            **{k: request[k] for k in ("target_ops_s", "slo_p99_ms", "dataset_gib") if k in request},
+        }
+        if "slo_p99_ms" not in here:
+            raise ValueError("size_many: slo_p99_ms, in the common arguments or in every request")
+        jobs.append(_setup(wl, **here, smt=smt, knobs=knobs))
+    rows = _run_searches([job.search for job in jobs])
+    return [_finish(job, r) for job, r in zip(jobs, rows, strict=True)]
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One sizing request, checked and set up: its search (candidates added) and what its table needs."""
+
+    search: _Search
+    spec: object
+    w: Workload
+    loaded: list
+    interval: float | None
+    cost: Mapping[str, float] | None
+    prices: tuple
+    target: tuple[float, float, str]
+    options: dict
+
+
+def _setup(workload: Workload, *, target_ops_s=None, slo_p99_ms, system, platforms=DEFAULT_PLATFORMS,
+           dataset_gib=None, replication_factor=None, max_utilization=0.7, failure_tolerance=1,
+           fill_limit=0.7, max_nodes=128, params=None, interval=0.9, cost=None, network=None, device=None,
+           instances_per_server=None, sync_replicas=0, target=None, target_unit="ops/s", prices=None,
+           pricing=None, smt=None, knobs) -> _Job:  # fmt: skip
+    """:func:`size`'s request checked, its workload and candidates set up (``knobs`` without
+    ``threads_per_core``, which is ``smt``)."""
     target_ops_s, target, target_unit = _resolve_target(target, target_ops_s, target_unit, workload, system,
                                                         params)  # fmt: skip
     _check_request(target_ops_s, slo_p99_ms, max_utilization, fill_limit, failure_tolerance, max_nodes,
                    dataset_gib, replication_factor, interval)  # fmt: skip
-    spec, (table, price_options) = load_system(system), _price_table(prices, pricing)
+    spec, price_table = load_system(system), _price_table(prices, pricing)
     _check_topology_options(spec, instances_per_server, sync_replicas)
     w = _open_workload(workload, target_ops_s, dataset_gib, replication_factor)
     loaded = _candidates(platforms)
     terms = equal_terms(loaded, network, device)
-    smt = _one_smt_mode(knobs)
     search = _Search(system, spec, w, params, terms, knobs, int(max_nodes), int(failure_tolerance),
                      float(max_utilization), float(slo_p99_ms), float(fill_limit),
                      int(sync_replicas))  # fmt: skip
-    out, range_note = _table(search, loaded, smt, instances_per_server, spec, interval)
-    out["throughput_target_unit"] = from_ops_per_s(out.throughput_ops_s, target_unit, w, params)
-    out = _priced_and_sorted(out, cost)
-    out.attrs.update(**_monthly_costs(out, table, price_options), terms=terms["note"],
-                     interval=None if range_note else interval, max_nodes=int(max_nodes),
-                     slo_p99_ms=float(slo_p99_ms), max_utilization=float(max_utilization),
-                     target=float(target), target_unit=target_unit, target_ops_s=float(target_ops_s),
-                     topology=spec.topology, system=spec.id, failure_tolerance=int(failure_tolerance),
-                     caveat=_caveat(spec.id, params), range_note=range_note)  # fmt: skip
+    _add_candidates(search, loaded, smt, instances_per_server)
+    options = dict(max_nodes=int(max_nodes), slo_p99_ms=float(slo_p99_ms),
+                   max_utilization=float(max_utilization), topology=spec.topology, system=spec.id,
+                   failure_tolerance=int(failure_tolerance))  # fmt: skip
+    return _Job(search, spec, w, loaded, interval, cost, price_table, (float(target), float(target_ops_s),
+                target_unit), options)  # fmt: skip
+
+
+def _finish(job: _Job, rows: list[dict]) -> pd.DataFrame:
+    """The table of one searched request: its rows, ranges, prices, order and attrs (:func:`size`)."""
+    search, spec, interval = job.search, job.spec, job.interval
+    out, range_note = _table(search, rows, spec, interval)
+    target, target_ops_s, target_unit = job.target
+    out["throughput_target_unit"] = from_ops_per_s(out.throughput_ops_s, target_unit, job.w, search.params)
+    out = _priced_and_sorted(out, job.cost)
+    out.attrs.update(**_monthly_costs(out, *job.prices), terms=search.terms["note"],
+                     interval=None if range_note else interval, target=target, target_unit=target_unit,
+                     target_ops_s=target_ops_s, caveat=_caveat(spec.id, search.params), range_note=range_note,
+                     **job.options)  # fmt: skip
     return out
 
 
@@ -415,17 +502,21 @@ def _one_smt_mode(knobs: dict):
     return smt
 
 
-def _table(search: _Search, loaded, smt, instances_per_server, spec, interval) -> tuple[pd.DataFrame, str]:
-    """Every candidate searched: the table (all columns present) and the range note."""
-    rows = []
+def _add_candidates(search: _Search, loaded, smt, instances_per_server) -> None:
+    """Every candidate of ``loaded`` (each SMT mode, or ``smt`` alone) added to ``search``; a platform
+    without the SMT mode asked for is a refusal."""
     for p in loaded:
         modes = [t for t in p.smt_modes if smt is None or float(t) == float(smt)]
         if not modes:
-            rows.append(search.refused(p, float(smt), f"SMT{float(smt):g} is not a mode of {p.id} (modes: "
-                                                      f"{', '.join(map(str, p.smt_modes))})"))  # fmt: skip
+            modes_text = ", ".join(map(str, p.smt_modes))
+            reason = f"SMT{float(smt):g} is not a mode of {p.id} (modes: {modes_text})"
+            search.unmatched.append(search.refused(p, float(smt), reason))
         for t in modes:
             search.add(p, float(t), instances_per_server)
-    rows += search.run()
+
+
+def _table(search: _Search, rows: list[dict], spec, interval) -> tuple[pd.DataFrame, str]:
+    """Every candidate searched (``rows``): the table (all columns present) and the range note."""
     out = pd.DataFrame(rows)
     for col in TABLE_COLUMNS + [f"nodes_for_{c}" for c in CONSTRAINTS] + _EXTRA:
         if col not in out.columns:
@@ -515,6 +606,84 @@ def first_true(lo, hi, test, points: int = 1, good=None) -> np.ndarray:
     return good
 
 
+def _run_searches(searches: Sequence[_Search]) -> list[list[dict]]:
+    """Each search's rows (:meth:`_Search.answers`), the searches run together: :func:`first_true` over
+    every search's tasks at once, so each round of probes, and the prefetch after, is one
+    :func:`perfmodel.predict` call per shared model (:func:`_predict_pending`)."""
+    if not searches:
+        return []
+    bounds = [search.tasks() for search in searches]
+    owner = np.concatenate([np.full(len(lo), j) for j, (lo, _) in enumerate(bounds)]).astype(np.int64)
+    local = np.concatenate([np.arange(len(lo)) for lo, _ in bounds]).astype(np.int64)
+    names = ("throughput", "slo")
+
+    def test(tasks, counts):
+        keys = {}
+        for j in np.unique(owner[tasks]):
+            mine = owner[tasks] == j
+            keys[j] = searches[j].keys(local[tasks[mine]] // 2, counts[mine])
+        _predict_pending([(searches[j], k) for j, k in keys.items()], None)
+        out = np.zeros(len(tasks), dtype=bool)
+        for j, k in keys.items():
+            mine = np.flatnonzero(owner[tasks] == j)
+            out[mine] = [searches[j].meets(searches[j].cache[key], names[local[tasks[t]] % 2])
+                         for key, t in zip(k, mine, strict=True)]  # fmt: skip
+        return out
+
+    lo = np.concatenate([b[0] for b in bounds]).astype(np.int64)
+    hi = np.concatenate([b[1] for b in bounds]).astype(np.int64)
+    first = first_true(lo, hi, test) if len(lo) else np.zeros(0, dtype=np.int64)
+    parts = [first[owner == j] for j in range(len(searches))]
+    prefetch = [(search, search.prefetch_keys(part)) for search, part in zip(searches, parts, strict=True)]
+    _predict_pending(prefetch, None)
+    return [search.answers(part) for search, part in zip(searches, parts, strict=True)]
+
+
+def _predict_pending(requests: Sequence[tuple[_Search, list]], interval: float | None) -> None:
+    """Predict the keys of ``requests`` (``(search, keys)``) their searches have not cached: one
+    :func:`perfmodel.predict` call for all searches that share the system, parameters and knobs
+    (and the workload's consistency levels and operation), each search caching its rows."""
+    groups: dict[tuple, list] = {}
+    for search, keys in requests:
+        todo = sorted({k for k in keys if k not in search.cache})
+        if todo:
+            args = search.predict_args(todo)
+            w = args[1]
+            shared = (search.system if isinstance(search.system, str) else id(search.system),
+                      search.params if isinstance(search.params, str | None) else id(search.params),
+                      id(search.knobs), w.operation, str(w.consistency), str(w.read_consistency))  # fmt: skip
+            groups.setdefault(shared, []).append((search, todo, args))
+    for parts in groups.values():
+        search = parts[0][0]
+        lengths = [len(todo) for _, todo, _ in parts]
+        units, works, nodes, tpc, drives = zip(*(args for *_, args in parts), strict=True)
+        frame = predict(
+            [u for part in units for u in part], _concat_workloads(works, lengths),
+            nodes=np.concatenate(nodes), system=search.system, params=search.params, interval=interval,
+            threads_per_core=np.concatenate(tpc), device=np.concatenate(drives), **search.knobs,
+        )  # fmt: skip
+        first = 0
+        for (owner, todo, _), n in zip(parts, lengths, strict=True):
+            owner.store(todo, frame, first, interval)
+            first += n
+
+
+def _concat_workloads(workloads: Sequence[Workload], lengths: Sequence[int]) -> Workload:
+    """One workload of ``sum(lengths)`` configurations: ``workloads[i]`` broadcast to ``lengths[i]``,
+    one after the other (a field every one holds as the same scalar stays a scalar)."""
+    if len(workloads) == 1:
+        return workloads[0]
+    changes = {}
+    for f in (f for f in fields(Workload) if f.init):
+        values = [getattr(w, f.name) for w in workloads]
+        first = values[0]
+        if all(np.ndim(v) == 0 and (v is first or v == first) for v in values):
+            continue
+        changes[f.name] = np.concatenate([np.broadcast_to(np.asarray(v), (n,)) for v, n in
+                                          zip(values, lengths, strict=True)])  # fmt: skip
+    return replace(workloads[0], **changes)
+
+
 class _Search:
     """Candidates (platform x SMT mode x instances per server) and their predictions by server count."""
 
@@ -539,6 +708,7 @@ class _Search:
         self.candidates: list[_Candidate] = []
         self.groups: list[list[int]] = []  # candidates of one (platform, SMT mode): its instance options
         self.refusals: list[dict] = []
+        self.unmatched: list[dict] = []  # platforms without the SMT mode asked for (rows first)
         self.cache: dict[tuple[int, int, str], dict] = {}
 
     # ---------------------------------------------------------------- candidates
@@ -597,36 +767,56 @@ class _Search:
         return float(max(1, math.ceil(data * copies / c.capacity_bytes - 1e-9)))
 
     # ---------------------------------------------------------------- predictions
+    def keys(self, idx, surviving, interval: float | None = None) -> list[tuple[int, int, str]]:
+        """The cache keys of candidates ``idx`` at ``surviving`` servers (banded at ``interval``)."""
+        end = "" if interval is None else f"{interval:g}"
+        return [(int(i), int(s), end) for i, s in zip(idx, surviving, strict=True)]
+
     def evaluate(self, idx, surviving, interval: float | None = None) -> list[dict]:
         """Predictions for candidates ``idx`` at ``surviving`` servers (cached)."""
-        key_end = "" if interval is None else f"{interval:g}"
-        keys = [(int(i), int(s), key_end) for i, s in zip(idx, surviving, strict=True)]
-        todo = sorted({k for k in keys if k not in self.cache})
-        if todo:
-            cand = [self.candidates[i] for i, _, _ in todo]
-            s = np.array([t[1] for t in todo], dtype=float)
-            k = np.array([c.instances for c in cand], dtype=float)
-            lay = topology.layout(self.topology, self.w, s, k, self.sync_replicas)
-            frame = predict(
-                [c.unit for c in cand], lay.workload, nodes=lay.nodes, system=self.system, params=self.params,
-                interval=interval, threads_per_core=np.array([c.tpc for c in cand], dtype=float),
-                device=np.array([c.device for c in cand], dtype=object), **self.knobs,
-            )  # fmt: skip
-            ends = ("",) if interval is None else ("_lower", "_upper")
-            for j, key in enumerate(todo):
-                rec = {}
-                for end in ends:
-                    util = max(float(frame[col + end].iloc[j]) for col in UTIL_COLUMNS
-                               if col + end in frame)  # fmt: skip
-                    rec["util" + end] = util
-                    rec["p99" + end] = float(frame["latency_p99_ms" + end].iloc[j])
-                rec["saturated"] = bool(frame["saturated"].iloc[j])
-                if interval is None:
-                    rec.update(throughput=float(frame["throughput_ops_s"].iloc[j]),
-                               bottleneck=str(frame["bottleneck"].iloc[j]),
-                               share=float(frame["tail_event_share"].iloc[j]))  # fmt: skip
-                self.cache[key] = rec
+        keys = self.keys(idx, surviving, interval)
+        _predict_pending([(self, keys)], interval)
         return [self.cache[k] for k in keys]
+
+    def predict_args(self, todo: list[tuple[int, int, str]]) -> tuple[list, Workload, np.ndarray, np.ndarray,
+                                                                       np.ndarray]:  # fmt: skip
+        """What :func:`perfmodel.predict` takes for the keys ``todo``: the model nodes' platforms, the
+        workload, the node counts, the SMT modes and the data drives."""
+        cand = [self.candidates[i] for i, _, _ in todo]
+        s = np.array([t[1] for t in todo], dtype=float)
+        k = np.array([c.instances for c in cand], dtype=float)
+        lay = topology.layout(self.topology, self.w, s, k, self.sync_replicas)
+        nodes = np.broadcast_to(np.asarray(lay.nodes, dtype=float), s.shape)
+        tpc = np.array([c.tpc for c in cand], dtype=float)
+        return (
+            [c.unit for c in cand],
+            lay.workload,
+            nodes,
+            tpc,
+            np.array([c.device for c in cand], dtype=object),
+        )
+
+    def store(self, todo: list[tuple[int, int, str]], frame: pd.DataFrame, first: int,
+              interval: float | None) -> None:  # fmt: skip
+        """Cache the predictions of ``todo``, rows ``first``, ``first + 1``, ... of ``frame``."""
+        ends = ("",) if interval is None else ("_lower", "_upper")
+        cols = {
+            end: [frame[c + end].to_numpy(float) for c in UTIL_COLUMNS if c + end in frame] for end in ends
+        }
+        p99 = {end: frame["latency_p99_ms" + end].to_numpy(float) for end in ends}
+        saturated = frame["saturated"].to_numpy(bool)
+        if interval is None:
+            through, neck = frame["throughput_ops_s"].to_numpy(float), frame["bottleneck"].to_numpy(object)
+            share = frame["tail_event_share"].to_numpy(float)
+        for j, key in enumerate(todo, start=first):
+            rec = {}
+            for end in ends:
+                rec["util" + end] = max(float(c[j]) for c in cols[end])
+                rec["p99" + end] = float(p99[end][j])
+            rec["saturated"] = bool(saturated[j])
+            if interval is None:
+                rec.update(throughput=float(through[j]), bottleneck=str(neck[j]), share=float(share[j]))
+            self.cache[key] = rec
 
     def meets(self, rec: dict, name: str, end: str = "") -> bool:
         """Whether a prediction meets the throughput or the SLO constraint: no station saturated at
@@ -638,43 +828,47 @@ class _Search:
         return rec["p99" + end] <= self.slo_ms
 
     # ---------------------------------------------------------------- search
-    def run(self) -> list[dict]:
-        """Every candidate's answer; per (platform, SMT mode) the instance count with the fewest servers."""
-        n = len(self.candidates)
-        hi_s = self.max_nodes - self.failures  # surviving servers at the largest size
+    def tasks(self) -> tuple[np.ndarray, np.ndarray]:
+        """The search's tasks, each candidate's throughput and SLO constraint in turn: their least and
+        largest surviving counts (none when no count up to ``max_nodes`` survives the failures)."""
+        n, hi_s = len(self.candidates), self.max_nodes - self.failures
+        if not n or hi_s < self.least:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.full(2 * n, self.least), np.full(2 * n, hi_s)
+
+    def answers(self, first: np.ndarray) -> list[dict]:
+        """Every candidate's row from the least passing counts ``first`` of :meth:`tasks` (cached
+        predictions, :meth:`prefetch_keys` fetched); per (platform, SMT mode) the instance count with
+        the fewest servers."""
+        hi_s = self.max_nodes - self.failures
         found = {}
-        if n and hi_s >= self.least:  # both constraints of every candidate in one search
-            names = ("throughput", "slo")
-            cand, which = np.repeat(np.arange(n), 2), np.tile(np.arange(2), n)
-
-            def test(tasks, counts):
-                recs = self.evaluate(cand[tasks], counts)
-                return [self.meets(r, names[which[t]]) for r, t in zip(recs, tasks, strict=True)]
-
-            first = first_true(np.full(2 * n, self.least), np.full(2 * n, hi_s), test).reshape(n, 2)
-            found = {name: first[:, j] for j, name in enumerate(names)}
-            self._prefetch(found, hi_s)
+        if len(first):
+            first = first.reshape(len(self.candidates), 2)
+            found = {name: first[:, j] for j, name in enumerate(("throughput", "slo"))}
         rows = []
         for group in self.groups:
             answers = [self._answer(i, found, hi_s) for i in group]
             feasible = [a for a in answers if a["feasible"]]
             rows.append(min(feasible, key=lambda a: (a["nodes"], a["instances_per_server"])) if feasible
                         else max(answers, key=lambda a: a["instances_per_server"]))  # fmt: skip
-        return rows + self.refusals
+        return self.unmatched + rows + self.refusals
 
-    def _prefetch(self, found: dict, hi_s: int) -> None:
-        """Predict in one call what every candidate's answer reads: its count and one fewer, or the
+    def prefetch_keys(self, first: np.ndarray) -> list[tuple[int, int, str]]:
+        """What every candidate's answer reads, to predict in one call: its count and one fewer, or the
         largest count where none works (the answers then find them in the cache)."""
+        if not len(first):
+            return []
+        first, hi_s = first.reshape(len(self.candidates), 2), self.max_nodes - self.failures
         idx, counts = [], []
         for i, c in enumerate(self.candidates):
-            firsts = [found[k][i] for k in ("throughput", "slo")]
-            s = max([self.least, self.servers_for_capacity(c)] + [v if v >= 0 else math.inf for v in firsts])
+            s = max(
+                [self.least, self.servers_for_capacity(c)] + [v if v >= 0 else math.inf for v in first[i]]
+            )
             for count in (hi_s,) if not math.isfinite(s) or s > hi_s else (int(s), int(s) - 1):
                 if count >= self.least:
                     idx.append(i)
                     counts.append(count)
-        if idx:
-            self.evaluate(np.array(idx), np.array(counts))
+        return self.keys(idx, counts)
 
     def _answer(self, i: int, found: dict, hi_s: int) -> dict:
         c = self.candidates[i]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,7 @@ from scipy import special
 
 from perfmodel.inputs.workload import Workload
 from perfmodel.model import bands
-from perfmodel.plan.sizing import size
+from perfmodel.plan.sizing import size_many
 
 __all__ = ["UNCERTAIN_INPUTS", "Uncertain", "model_error_factors", "size_uncertain", "uncertain"]
 
@@ -57,6 +57,8 @@ UNCERTAIN_INPUTS = {
     "object_bytes": "positive",
     "read_fraction": "share",
 }
+#: sizings searched together (:func:`perfmodel.plan.sizing.size_many`) between two progress reports
+_BATCH = 32
 _KEYS = ("target_ops_s", "slo_p99_ms", "dataset_gib", "read_fraction", "object_bytes")
 
 
@@ -239,28 +241,30 @@ def size_uncertain(
     drawn = {name: inputs[name].ppf(u[:, i]) for i, name in enumerate(inputs)}
     f, g = errors(u[:, -2], u[:, -1])
 
-    def one(values: dict[str, float], f_s: float, g_s: float) -> pd.DataFrame:
-        w = workload
-        for field in ("read_fraction", "object_bytes"):
-            if field in values:
-                w = replace(w, **{field: float(values[field])})
-        out = size(w, system=system, target_ops_s=float(values["target_ops_s"]) * f_s,
-                   slo_p99_ms=float(slo_p99_ms) / g_s, interval=None,
-                   **({"dataset_gib": float(values["dataset_gib"])} if "dataset_gib" in values else {}),
-                   **size_kwargs)  # fmt: skip
-        keep = ["platform", "threads_per_core", "nodes", "feasible", "binding"]
-        return out[keep + [c for c in ("price_usd_per_month",) if c in out]]
+    def request(values: dict[str, float], f_s: float, g_s: float) -> dict[str, float]:
+        out = {"target_ops_s": float(values["target_ops_s"]) * f_s, "slo_p99_ms": float(slo_p99_ms) / g_s}
+        return out | {
+            k: float(values[k]) for k in ("dataset_gib", "read_fraction", "object_bytes") if k in values
+        }
 
-    point = one({k: v.median() for k, v in inputs.items()}, 1.0, 1.0)
-    rows = []
-    for s in range(int(samples)):
-        values = {k: float(v[s]) for k, v in drawn.items()}
-        part = one(values, float(f[s]), float(g[s])).assign(sample=s, f=float(f[s]), g=float(g[s]), **values)
-        rows.append(part)
+    keep = ["platform", "threads_per_core", "nodes", "feasible", "binding", "price_usd_per_month"]
+    point_values = {k: v.median() for k, v in inputs.items()}
+    sample_values = [{k: float(v[s]) for k, v in drawn.items()} for s in range(int(samples))]
+    requests = [request(point_values, 1.0, 1.0)]
+    requests += [request(v, float(f[s]), float(g[s])) for s, v in enumerate(sample_values)]
+    tables, rows = [], []
+    for start in range(0, len(requests), _BATCH):  # a batch of sizings searched together
+        tables += size_many(workload, requests[start : start + _BATCH], system=system, interval=None,
+                            **size_kwargs)  # fmt: skip
         if progress:
-            print(f"\rsize_uncertain: {s + 1} / {samples} samples", end="", flush=True)
+            print(f"\rsize_uncertain: {min(start + _BATCH, len(requests)) - 1} / {samples} samples", end="",
+                  flush=True)  # fmt: skip
     if progress:
         print(flush=True)
+    point = tables[0][[c for c in keep if c in tables[0]]]
+    for s, (values, part) in enumerate(zip(sample_values, tables[1:], strict=True)):
+        part = part[[c for c in keep if c in part]]
+        rows.append(part.assign(sample=s, f=float(f[s]), g=float(g[s]), **values))
     table = pd.concat(rows, ignore_index=True)
     return _summary(table, point, float(confidence), inputs, model_error)
 
