@@ -28,8 +28,10 @@ its p5-p95 width.
 ``(log f, log g)`` from its current belief (and, for a ranged target, the true target). A run on
 platform ``p`` informing error ``e`` observes ``o = e_true + r`` with ``r`` drawn from the own-lab
 distribution (the error a fit on the lab's own runs still has); afterwards ``p``'s ``e`` is believed
-``o`` +- the own-lab spread, as ``size`` treats a lab after calibration, while every platform not
-measured keeps its spread (errors independent across platforms: no shared-system correlation).
+with its posterior given ``o`` (Bayes' rule on a grid, :func:`posterior_draws`: the prior belief times
+the own-lab likelihood of the residual ``o - e``; with a prior much wider than the own-lab spread,
+about ``o`` +- that spread), while every platform not measured keeps its belief (errors independent
+across platforms: no shared-system correlation).
 
 **Value.** With ``n*_c`` the count the truth needs, the plan bought (``N`` servers of the chosen
 ``c``) costs ``price_c x max(N, n*_c)`` (topped up if short), or, when the truth says no count meets
@@ -66,7 +68,7 @@ from perfmodel.plan.sizing import DEFAULT_PLATFORMS, size_many
 from perfmodel.plan.uncertain import Uncertain, uncertain
 
 __all__ = ["RUN_LEVELS", "CountGrid", "Spread", "candidate_runs", "count_grid", "decide", "error_spread",
-           "preposterior", "rank_runs", "regret", "runs_text", "update"]  # fmt: skip
+           "posterior_draws", "preposterior", "rank_runs", "regret", "runs_text", "update"]  # fmt: skip
 
 #: load level of a run (share of the predicted per-server capacity) -> the error it informs
 RUN_LEVELS = {0.9: "throughput", 0.5: "tail"}
@@ -81,17 +83,53 @@ RUN_SECONDS = 300
 @dataclass(frozen=True)
 class Spread:
     """A symmetric distribution of a log error [log units]: ``magnitudes[i]`` is the half-width of its
-    central band at level ``_LEVELS[i]`` (the |log error| quantile)."""
+    central band at level ``_LEVELS[i]`` (the |log error| quantile), linear between levels; beyond the
+    last level |X| has an exponential tail whose scale matches the last two levels (a Laplace tail:
+    the table cannot say more, and a likelihood must not vanish there)."""
 
     magnitudes: tuple[float, ...]
+
+    @property
+    def _tail(self) -> float:
+        """The scale of the exponential tail of |X| beyond the last tabulated level [log units]."""
+        m = self.magnitudes
+        drop = math.log((1.0 - _LEVELS[-2]) / (1.0 - _LEVELS[-1]))
+        return max((m[-1] - m[-2]) / drop, 1e-9 * (1.0 + m[-1]))
+
+    def magnitude(self, level) -> np.ndarray:
+        """The half-width of the central band at ``level`` in [0, 1) [log units]."""
+        level = np.asarray(level, dtype=float)
+        inside = np.interp(np.minimum(level, _LEVELS[-1]), _LEVELS, np.asarray(self.magnitudes))
+        with np.errstate(divide="ignore"):
+            beyond = self.magnitudes[-1] + self._tail * np.log((1.0 - _LEVELS[-1]) / (1.0 - level))
+        return np.where(level > _LEVELS[-1], beyond, inside)
 
     def draw(self, u) -> np.ndarray:
         """The log error at uniforms ``u`` in (0, 1): sign of ``2u - 1``, magnitude at level ``|2u - 1|``."""
         x = 2.0 * np.asarray(u, dtype=float) - 1.0
-        return np.sign(x) * np.interp(np.abs(x), _LEVELS, np.asarray(self.magnitudes))
+        return np.sign(x) * self.magnitude(np.abs(x))
+
+    def cdf(self, x) -> np.ndarray:
+        """``P(X <= x)``."""
+        x = np.asarray(x, dtype=float)
+        m, mags = np.abs(x), np.asarray(self.magnitudes)
+        inside = np.interp(m, mags, _LEVELS)
+        beyond = 1.0 - (1.0 - _LEVELS[-1]) * np.exp(-(m - mags[-1]) / self._tail)
+        return 0.5 + 0.5 * np.sign(x) * np.where(m > mags[-1], beyond, inside)
+
+    def log_density(self, x) -> np.ndarray:
+        """``log p(x)``: half the slope of the level against the magnitude on the table's segment, the
+        exponential tail beyond it (in logs: an observation far out keeps a likelihood)."""
+        m, mags = np.abs(np.asarray(x, dtype=float)), np.asarray(self.magnitudes)
+        widths = np.maximum(np.diff(mags), 1e-12 * (1.0 + mags[-1]))
+        slopes = np.diff(_LEVELS) / widths
+        seg = np.clip(np.searchsorted(mags, m, side="right") - 1, 0, len(slopes) - 1)
+        inside = np.log(0.5 * slopes[seg])
+        beyond = np.log(0.5 * (1.0 - _LEVELS[-1]) / self._tail) - (m - mags[-1]) / self._tail
+        return np.where(m > mags[-1], beyond, inside)
 
     def half_width(self, level: float) -> float:
-        return float(np.interp(level, _LEVELS, np.asarray(self.magnitudes)))
+        return float(self.magnitude(level))
 
     @classmethod
     def lognormal(cls, sd: float) -> Spread:
@@ -288,7 +326,8 @@ def preposterior(
     for run in runs.itertuples(index=False):
         k, x = plats.index(run.platform), errors.index(run.informs)
         observed = truth[(run.platform, run.informs)] + own[run.informs].draw(uo[:, k, x])
-        post = update(belief, (run.platform, run.informs), observed, own[run.informs], ub[:, k, x])
+        post = update(belief, (run.platform, run.informs), observed, own[run.informs], ub[:, k, x],
+                      prior[(run.platform, run.informs)])  # fmt: skip
         after, r_after = outcome(post)
         rows.append({"regret_reduction": float(np.mean(r_before - r_after)),
                      "range_reduction": float(before["range"] - np.mean(after["range"])),
@@ -301,13 +340,39 @@ def preposterior(
     return out
 
 
-def update(belief: Mapping, key: tuple[str, str], observed, own: Spread, u) -> dict:
+def update(belief: Mapping, key: tuple[str, str], observed, own: Spread, u, prior: Spread) -> dict:
     """The belief after a run on ``key = (platform, error)`` observed ``observed`` [log units] (one value, or
-    one per scenario): that error becomes ``observed`` +- the own-lab spread ``own`` (drawn at the belief
-    samples' uniforms ``u``, the last axis); every other entry is kept as it was (module doc)."""
+    one per scenario): that error's posterior (:func:`posterior_draws`: the ``prior`` it was believed with,
+    times the likelihood of ``observed`` under the own-lab spread ``own``), drawn at the belief samples'
+    uniforms ``u`` (the last axis); every other entry is kept as it was (module doc)."""
     out = dict(belief)
-    out[key] = np.asarray(observed, dtype=float)[..., None] + own.draw(u)
+    out[key] = posterior_draws(prior, own, observed, u)
     return out
+
+
+#: cells of the grid a posterior is computed on
+_POSTERIOR_CELLS = 800
+
+
+def posterior_draws(prior: Spread, own: Spread, observed, u) -> np.ndarray:
+    """Draws at uniforms ``u`` (last axis) of the error ``e`` given ``observed = e + r``, ``e ~ prior``,
+    ``r ~ own`` independent (Bayes' rule: posterior density proportional to ``prior(e) own(o - e)``),
+    computed on a grid of :data:`_POSTERIOR_CELLS` cells wide enough for both and inverted cell by cell
+    (each cell's weight from the two densities at its centre, linear within a cell). ``observed`` is a
+    scalar or an array (one posterior each, leading axes)."""
+    o = np.asarray(observed, dtype=float)
+    reach = max(float(prior.magnitude(0.9999)), float(np.max(np.abs(o))) + float(own.magnitude(0.9999)))
+    edges = np.linspace(-reach, reach, _POSTERIOR_CELLS + 1)
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    # in logs: a residual far in both tails would underflow as a probability
+    log_post = prior.log_density(centres) + own.log_density(o[..., None] - centres)
+    post = np.exp(log_post - log_post.max(axis=-1, keepdims=True))
+    cum = np.concatenate([np.zeros(post.shape[:-1] + (1,)), np.cumsum(post, axis=-1)], axis=-1)
+    cum /= cum[..., -1:]
+    u = np.asarray(u, dtype=float)
+    flat = cum.reshape(-1, cum.shape[-1])
+    draws = np.stack([np.interp(u, row, edges) for row in flat])
+    return draws.reshape(cum.shape[:-1] + u.shape)
 
 
 def _log_ratio(target: Uncertain, u) -> np.ndarray:
