@@ -238,7 +238,7 @@ def test_cli_prices_prints_the_cost_of_each_plan(capsys, tmp_path):
             "--platform", X86, "--platform", "x86-aws-i3-4xlarge", "--interval", "0.5"]  # fmt: skip
     assert main([*argv, "--prices", str(path), "--price-term", "reserved_1y"]) == 0
     out = capsys.readouterr().out
-    assert "Cost: prices from aws-2026.yaml, aws.yaml, mine.yaml" in out and "reserved-1y prices" in out
+    assert "Cost: prices from aws-2026.yaml, aws.yaml, gcp.yaml, mine.yaml" in out and "reserved-1y prices" in out
     assert f"{X86} SMT1: 4 x 100.00 = 400.00 USD/month  <- cheapest" in out
     assert "x86-aws-i3-4xlarge SMT1: 4 x 625.61 = 2,502.44 USD/month" in out  # 0.857 USD/h x 730 h x 4
     assert main([*argv, "--horizon-months", "12"]) == 2
