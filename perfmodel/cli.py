@@ -35,6 +35,7 @@ from perfmodel.evidence import ingest as _ingest
 from perfmodel.evidence import recorded as benchmarks
 from perfmodel.inputs import catalog, units
 from perfmodel.inputs.errors import DataError, UnknownNameError
+from perfmodel.inputs.prices import TERMS
 from perfmodel.inputs.workload import load_workload_file
 from perfmodel.plan.report import PREDICT_TABLE
 from perfmodel.plan.report import emit as _emit
@@ -1070,13 +1071,13 @@ def _add_size(sub) -> None:
         "tables (data/prices/), or FILE (YAML or CSV in their format) loaded over them",
     )  # fmt: skip
     sz.add_argument(
-        "--price-term", choices=["on_demand", "reserved_1y"], default=None,
+        "--price-term", choices=list(TERMS), default=None,
         help="cloud price used with --prices (default on_demand)",
     )  # fmt: skip
     sz.add_argument(
         "--horizon-months", type=float, default=None,
         help="average the cost over this many months (on premises: servers replaced every amortisation "
-        "period; reserved: whole years paid)",
+        "period; reserved: every reservation begun paid whole)",
     )  # fmt: skip
     sz.add_argument("--set", action="append", metavar="KNOB=VALUE", help="override a knob (repeatable)")
     with_catalog(sz)
@@ -1105,7 +1106,7 @@ def _add_next_run(sub) -> None:
         help="regret in USD/month from the shipped price tables or FILE (without: regret in servers; "
         "platforms without a price are left out)",
     )  # fmt: skip
-    nr.add_argument("--price-term", choices=["on_demand", "reserved_1y"], default=None,
+    nr.add_argument("--price-term", choices=list(TERMS), default=None,
                     help="cloud price used with --prices (default on_demand)")  # fmt: skip
     nr.add_argument("--horizon-months", type=float, default=None, help="average the cost over these months")
     nr.add_argument("--top", type=_whole(1), default=5, help="runs to print (default 5)")

@@ -3,8 +3,8 @@
 The shipped tables are YAML files in ``data/prices/`` (``data/prices/README.md`` gives the format
 and what is priced); a user's table in the same format, YAML or CSV, works wherever the shipped one
 does and, loaded over it, replaces the entries of the platforms it names. Keys carry their unit
-(``list_price_usd``, ``power_w``, ``on_demand_usd_per_hour``); the loader converts hourly cloud
-prices to monthly ones once, here (x ``hours_per_month``).
+(``list_price_usd``, ``power_w``, ``on_demand_usd_per_hour``); the loader converts hourly and yearly
+cloud prices to monthly ones once, here (x ``hours_per_month``, / 12).
 
 >>> table = load_prices()
 >>> entry = table.entries["aws-i3-8xlarge"]
@@ -13,8 +13,9 @@ prices to monthly ones once, here (x ``hours_per_month``).
 
 :func:`monthly_cost` is the formula (USD per month per server):
 
-* cloud: the on-demand (or 1-year reserved) price per month, plus ``storage_usd_per_month``; over a
-  horizon ``H`` shorter than the reservation the whole year is paid, ``x 12 ceil(H / 12) / H``;
+* cloud: the on-demand (or 1-year or 3-year reserved) price per month, plus ``storage_usd_per_month``;
+  over a horizon ``H`` not a whole number of reservations of ``R`` months (12 or 36) every reservation
+  begun is paid whole, ``x R ceil(H / R) / H``;
 * on premises: ``list_price_usd x ceil(H / A) / H`` (bought at the start, replaced every
   ``A = amortisation_months``; without a horizon ``list_price_usd / A``)
   ``+ power_w / 1000 x hours_per_month x pue x usd_per_kwh + support_usd_per_year / 12``.
@@ -42,10 +43,13 @@ from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.errors import DataError, Problem, read_text
 
 KINDS = ("cloud", "on_premises")
-TERMS = ("on_demand", "reserved_1y")
-#: numeric fields of a cloud entry (per hour or per month; the loader keeps per month)
-CLOUD_FIELDS = ("on_demand_usd_per_hour", "on_demand_usd_per_month", "reserved_1y_usd_per_hour",
-                "reserved_1y_usd_per_month", "storage_usd_per_month")  # fmt: skip
+TERMS = ("on_demand", "reserved_1y", "reserved_3y")
+#: months a reservation commits to, per reserved term [month]
+TERM_MONTHS = {"reserved_1y": 12, "reserved_3y": 36}
+#: the units a term's price may be given in (the loader keeps per month)
+PRICE_UNITS = ("hour", "month", "year")
+#: numeric fields of a cloud entry: each term's price per hour, month or year, and attached storage
+CLOUD_FIELDS = tuple(f"{t}_usd_per_{u}" for t in TERMS for u in PRICE_UNITS) + ("storage_usd_per_month",)
 #: numeric fields of an on-premises entry
 ON_PREMISES_FIELDS = ("list_price_usd", "power_w", "rack_units", "support_usd_per_year")
 #: text fields an entry may carry
@@ -67,8 +71,9 @@ _ASSUMPTIONS_FILE = "assumptions.yaml"
 class PriceEntry:
     """One platform's price, monthly figures in USD.
 
-    ``on_demand_usd_per_month`` / ``reserved_1y_usd_per_month`` [USD/month] (cloud; hourly prices
-    converted with the table's ``hours_per_month``), ``storage_usd_per_month`` [USD/month];
+    ``on_demand_usd_per_month`` / ``reserved_1y_usd_per_month`` / ``reserved_3y_usd_per_month``
+    [USD/month] (cloud; hourly prices converted with the table's ``hours_per_month``, yearly ones
+    divided by 12), ``storage_usd_per_month`` [USD/month];
     ``list_price_usd`` [USD], ``power_w`` [W], ``rack_units`` [U], ``support_usd_per_year``
     [USD/year] (on premises). A field the source does not give is None. ``sources`` maps each
     numeric field as written in the file to its source; ``file`` is where the entry came from.
@@ -80,6 +85,7 @@ class PriceEntry:
     date: str
     on_demand_usd_per_month: float | None = None
     reserved_1y_usd_per_month: float | None = None
+    reserved_3y_usd_per_month: float | None = None
     storage_usd_per_month: float | None = None
     list_price_usd: float | None = None
     power_w: float | None = None
@@ -174,7 +180,8 @@ def monthly_cost(entry: PriceEntry, *, term: str = "on_demand", horizon_months: 
                  assumptions: Mapping[str, float] | None = None) -> float:  # fmt: skip
     """What one server of ``entry`` costs a month [USD/month] (the module doc's formula).
 
-    ``term``: ``on_demand`` or ``reserved_1y`` (cloud; NaN when the entry has no reserved price).
+    ``term``: ``on_demand``, ``reserved_1y`` or ``reserved_3y`` (cloud; NaN when the entry has no
+    price for it).
     ``horizon_months`` [month]: the period the cost is averaged over (None: the steady state).
     ``usd_per_kwh`` [USD/kWh], ``pue`` [-], ``amortisation_months`` [month], ``hours_per_month`` [h]:
     override ``assumptions`` (a table's), which override the shipped defaults.
@@ -189,11 +196,12 @@ def monthly_cost(entry: PriceEntry, *, term: str = "on_demand", horizon_months: 
     if horizon_months is not None and not (_is_number(horizon_months) and horizon_months > 0):
         raise ValueError(f"horizon_months: a number of months > 0, got {horizon_months!r}")
     if entry.kind == "cloud":
-        price = entry.on_demand_usd_per_month if term == "on_demand" else entry.reserved_1y_usd_per_month
+        price = getattr(entry, f"{term}_usd_per_month")
         if price is None:
             return math.nan
-        if term == "reserved_1y" and horizon_months is not None:
-            price = price * 12.0 * math.ceil(horizon_months / 12.0) / horizon_months
+        if term in TERM_MONTHS and horizon_months is not None:  # the whole reservation is paid
+            months = TERM_MONTHS[term]
+            price = price * months * math.ceil(horizon_months / months) / horizon_months
         return float(price + (entry.storage_usd_per_month or 0.0))
     if entry.list_price_usd is None:
         return math.nan
@@ -378,29 +386,43 @@ def _entry(row, file: str, where: str, refs, hours: float, problems: list[Proble
             continue
         numbers[key] = float(value)
     if kind == "cloud":
-        for term in ("on_demand", "reserved_1y"):
-            if f"{term}_usd_per_hour" in row and f"{term}_usd_per_month" in row:
-                bad(f"{term}_usd_per_month", f"give {term}_usd_per_hour or {term}_usd_per_month, not both")
-        if "on_demand_usd_per_hour" not in row and "on_demand_usd_per_month" not in row:
-            bad("on_demand_usd_per_hour", "missing: a cloud price needs on_demand_usd_per_hour or _per_month")
+        for key, message in _term_problems(row):
+            bad(key, message)
     elif kind == "on_premises" and "list_price_usd" not in row:
         bad("list_price_usd", "missing: an on-premises price needs a list price or a quote per server")
     if len(problems) > before:
         return None
-
-    def per_month(term: str) -> float | None:
-        if f"{term}_usd_per_month" in numbers:
-            return numbers[f"{term}_usd_per_month"]
-        hourly = numbers.get(f"{term}_usd_per_hour")
-        return None if hourly is None else hourly * hours
-
     text = {k: str(row.get(k, "") or "") for k in ("provider", "instance_type", "region", "notes")}
+    cloud = kind == "cloud"
+    monthly = {f"{t}_usd_per_month": _per_month(numbers, t, hours) if cloud else None for t in TERMS}
     return PriceEntry(
-        platform=platform.strip(), kind=kind, currency=currency, date=str(date),
-        on_demand_usd_per_month=per_month("on_demand") if kind == "cloud" else None,
-        reserved_1y_usd_per_month=per_month("reserved_1y") if kind == "cloud" else None,
+        platform=platform.strip(), kind=kind, currency=currency, date=str(date), **monthly,
         storage_usd_per_month=numbers.get("storage_usd_per_month"),
         list_price_usd=numbers.get("list_price_usd"), power_w=numbers.get("power_w"),
         rack_units=numbers.get("rack_units"), support_usd_per_year=numbers.get("support_usd_per_year"),
         sources=MappingProxyType({k: str(sources[k]) for k in numbers}), file=file, **text,
     )  # fmt: skip
+
+
+def _term_problems(row: Mapping) -> list[tuple[str, str]]:
+    """A cloud entry's (field, problem) pairs: a term priced in more than one unit, no on-demand price."""
+    out = []
+    for term in TERMS:
+        given = [f"{term}_usd_per_{u}" for u in PRICE_UNITS if f"{term}_usd_per_{u}" in row]
+        if len(given) > 1:
+            several = "both" if len(given) == 2 else "all"
+            out.append((given[-1], f"give one of {', '.join(given)}, not {several}"))
+        elif term == "on_demand" and not given:
+            out.append(("on_demand_usd_per_hour", "missing: a cloud price needs on_demand_usd_per_hour, "
+                                                  "_per_month or _per_year"))  # fmt: skip
+    return out
+
+
+def _per_month(numbers: Mapping[str, float], term: str, hours: float) -> float | None:
+    """``term``'s price per month from whichever unit the entry gives (x ``hours`` [h], / 12), or None."""
+    if f"{term}_usd_per_month" in numbers:
+        return numbers[f"{term}_usd_per_month"]
+    if f"{term}_usd_per_year" in numbers:
+        return numbers[f"{term}_usd_per_year"] / 12.0
+    hourly = numbers.get(f"{term}_usd_per_hour")
+    return None if hourly is None else hourly * hours

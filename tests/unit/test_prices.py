@@ -187,6 +187,38 @@ def test_cloud_monthly_cost_by_hand():
             monthly_cost(e, **bad)
 
 
+def test_a_3_year_price_per_year_is_costed_over_whole_reservations(tmp_path):
+    cloud = {"platform": "c", "kind": "cloud", "currency": "USD", "date": "2026-01-02",
+             "on_demand_usd_per_hour": 1.0, "reserved_1y_usd_per_year": 6000.0,
+             "reserved_3y_usd_per_year": 3600.0, "storage_usd_per_month": 10.0}  # fmt: skip
+    cloud["sources"] = {k: f"quote-1: {k}" for k in cloud if k.endswith(("_hour", "_year", "_month"))}
+    e = load_prices(write(tmp_path, table_doc(cloud)), base=None).entries["c"]
+    assert (e.reserved_1y_usd_per_month, e.reserved_3y_usd_per_month) == (500.0, 300.0)  # / 12
+    assert monthly_cost(e, term="reserved_3y") == pytest.approx(300.0 + 10.0)
+    assert monthly_cost(e, term="reserved_3y", horizon_months=36) == pytest.approx(310.0)
+    assert monthly_cost(e, term="reserved_3y", horizon_months=12) == pytest.approx(
+        300.0 * 3 + 10.0
+    )  # 3 y paid
+    assert monthly_cost(e, term="reserved_3y", horizon_months=48) == pytest.approx(300.0 * 72 / 48 + 10.0)
+    assert monthly_cost(e, term="reserved_1y", horizon_months=18) == pytest.approx(500.0 * 24 / 18 + 10.0)
+    assert math.isnan(monthly_cost(load_prices().entries["aws-i3-8xlarge"], term="reserved_3y"))  # not given
+    three = {**cloud, "reserved_3y_usd_per_hour": 0.4, "reserved_3y_usd_per_month": 300.0,
+             "sources": {**cloud["sources"], "reserved_3y_usd_per_hour": "quote-1: a",
+                         "reserved_3y_usd_per_month": "quote-1: b"}}  # fmt: skip
+    with pytest.raises(DataError, match="reserved_3y_usd_per_year, not all"):
+        load_prices(write(tmp_path, table_doc(three), "three.yaml"), base=None)
+
+
+def test_cli_takes_the_3_year_term(capsys):
+    argv = ["size", str(WORKLOADS / "scylla-read-heavy.yaml"), "--target-ops", "200000", "--slo-p99-ms", "50",
+            "--platform", "x86-aws-i4i-4xlarge", "--interval", "0.5", "--prices",
+            "--price-term", "reserved_3y"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "reserved-3y prices" in out
+    assert "x86-aws-i4i-4xlarge SMT2:" in out and "403.47 = " in out  # 4841.67 USD/year / 12
+
+
 # --- size -----------------------------------------------------------------------------------------
 
 
@@ -238,7 +270,10 @@ def test_cli_prices_prints_the_cost_of_each_plan(capsys, tmp_path):
             "--platform", X86, "--platform", "x86-aws-i3-4xlarge", "--interval", "0.5"]  # fmt: skip
     assert main([*argv, "--prices", str(path), "--price-term", "reserved_1y"]) == 0
     out = capsys.readouterr().out
-    assert "Cost: prices from aws.yaml, mine.yaml" in out and "reserved-1y prices" in out
+    assert (
+        "Cost: prices from aws-2026.yaml, aws.yaml, gcp.yaml, mine.yaml" in out
+        and "reserved-1y prices" in out
+    )
     assert f"{X86} SMT1: 4 x 100.00 = 400.00 USD/month  <- cheapest" in out
     assert "x86-aws-i3-4xlarge SMT1: 4 x 625.61 = 2,502.44 USD/month" in out  # 0.857 USD/h x 730 h x 4
     assert main([*argv, "--horizon-months", "12"]) == 2
@@ -272,3 +307,25 @@ def test_every_shipped_number_has_a_source_and_a_date():
 def test_every_shipped_price_is_for_a_catalog_platform():
     known = set(perfmodel.list_platforms())
     assert set(load_prices().entries) <= known
+
+
+def test_no_platform_is_priced_in_two_shipped_tables():
+    seen: dict[str, str] = {}
+    for path in shipped_files():
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["prices"]:
+            assert entry["platform"] not in seen, (
+                f"{entry['platform']}: {seen.get(entry['platform'])} and {path.name}"
+            )
+            seen[entry["platform"]] = path.name
+
+
+def test_every_shipped_cloud_price_names_its_instance_and_prices_its_block_volumes():
+    """A cloud price names provider, instance type and region, and a platform whose drives are
+    network block volumes (EBS) carries their price: the instance price alone would flatter it."""
+    for platform, entry in load_prices().entries.items():
+        if entry.kind != "cloud":
+            continue
+        assert entry.provider and entry.instance_type and entry.region, platform
+        devices = [s.device for s in perfmodel.load_platform(platform).storage]
+        if any(d.startswith("aws-ebs-") for d in devices):
+            assert entry.storage_usd_per_month, f"{platform}: its EBS volume ({devices}) is not priced"
