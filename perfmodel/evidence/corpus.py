@@ -39,7 +39,7 @@ from perfmodel.evidence.calibration import calibrate, figure_residuals
 from perfmodel.evidence.figure_plan import predict_figures
 from perfmodel.evidence.recorded import calibration_benchmarks, corpus_benchmarks, corpus_files
 from perfmodel.evidence.validation import derived_figures
-from perfmodel.inputs._data import PARAMETERS_DIR, data_dir
+from perfmodel.inputs._data import PARAMETERS_DIR, data_dir, load_yaml
 from perfmodel.inputs.catalog import default_catalog
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.units import UNITS
@@ -345,10 +345,9 @@ def fitted_values(path: Path | None = None) -> dict[str, float]:
 
 def load_gaps(path: Path | None = None) -> list[dict]:
     """The corpus's known gaps (``data/corpus_gaps.yaml``)."""
-    import yaml
 
     path = data_dir() / "corpus_gaps.yaml" if path is None else Path(path)
-    return list(yaml.safe_load(path.read_text(encoding="utf-8"))["gaps"])
+    return list(load_yaml(path.read_text(encoding="utf-8"))["gaps"])
 
 
 def gap_of(figure_id: str, gaps: list[dict]) -> str:

@@ -14,10 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from perfmodel.evidence import lab_bands
-from perfmodel.inputs._data import data_dir
+from perfmodel.inputs._data import data_dir, load_yaml
 from perfmodel.model import caveats
 
 __all__ = ["GROUPS", "PATH", "load", "markdown", "raised_guards", "table"]
@@ -29,7 +28,7 @@ GROUPS = ("throughput", "mean latency", "tail latency")
 
 def load(text: str | None = None) -> dict:
     """``{"target": factor, "guards": {system: {group: factor}}}`` from the file (or ``text``)."""
-    doc = yaml.safe_load(PATH.read_text(encoding="utf-8") if text is None else text) or {}
+    doc = load_yaml(PATH.read_text(encoding="utf-8") if text is None else text) or {}
     return {
         "target": float(doc.get("target", 1.5)),
         "guards": {s: {g: float(v) for g, v in cells.items()} for s, cells in doc.get("guards", {}).items()},

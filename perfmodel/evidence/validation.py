@@ -61,7 +61,7 @@ from perfmodel.evidence.compare import (
 )
 from perfmodel.evidence.figure_plan import FigurePlan
 from perfmodel.evidence.recorded import calibration_benchmarks
-from perfmodel.inputs._data import data_dir
+from perfmodel.inputs._data import data_dir, load_yaml
 from perfmodel.inputs.catalog import default_catalog
 from perfmodel.inputs.params import ParameterSet, fit_uncertainty, load_parameters
 from perfmodel.inputs.units import UNITS
@@ -116,11 +116,10 @@ COLUMNS = (
 
 def load_gaps(path=None) -> list[dict]:
     """The known model gaps: ``id``, ``mechanism``, ``evidence``, ``figures`` (wildcards)."""
-    import yaml
 
     path = data_dir() / "model_gaps.yaml" if path is None else path
     with open(path, encoding="utf-8") as handle:
-        gaps = yaml.safe_load(handle)["gaps"]
+        gaps = load_yaml(handle)["gaps"]
     for gap in gaps:
         missing = {"id", "mechanism", "evidence", "figures"} - set(gap)
         if missing:

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from perfmodel.inputs import microarch
-from perfmodel.inputs._data import data_dir
+from perfmodel.inputs._data import data_dir, load_yaml
 from perfmodel.inputs.errors import CatalogError, Problem, TextFileError, UnknownNameError, read_text
 from perfmodel.inputs.units import GB, GIB
 
@@ -481,7 +481,7 @@ def _build_device(kwargs: dict, check: _Checker) -> Device | None:
 def _read_catalog_file(path: Path, problems: list[Problem]) -> Mapping | None:
     """The YAML mapping in ``path``, or None with the reason added to ``problems``."""
     try:
-        doc = yaml.safe_load(read_text(path, "catalog file"))
+        doc = load_yaml(read_text(path, "catalog file"))
     except TextFileError as exc:
         problems.append(Problem(str(path), str(exc.line or ""), "", exc.reason))
         return None

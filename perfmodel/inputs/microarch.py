@@ -18,9 +18,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import yaml
-
-from perfmodel.inputs._data import data_dir
+from perfmodel.inputs._data import data_dir, load_yaml
 from perfmodel.inputs.errors import UnknownNameError
 
 
@@ -47,7 +45,7 @@ class Table:
 @functools.lru_cache(maxsize=1)
 def table() -> Table:
     """The shipped table, validated: positive scores, a source each, defaults and reference known."""
-    doc = yaml.safe_load((data_dir() / "microarchitectures.yaml").read_text(encoding="utf-8"))
+    doc = load_yaml((data_dir() / "microarchitectures.yaml").read_text(encoding="utf-8"))
     cores = {}
     for entry in doc["microarchitectures"]:
         core = Microarchitecture(

@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from perfmodel.inputs._data import data_dir
+from perfmodel.inputs._data import data_dir, load_yaml
 from perfmodel.inputs.errors import DataError, Problem, read_text
 
 KINDS = ("cloud", "on_premises")
@@ -230,7 +230,7 @@ def _check_assumptions(a: Mapping[str, Any]) -> None:
 
 def _yaml_doc(path: Path):
     try:
-        return yaml.safe_load(read_text(path, "price table"))
+        return load_yaml(read_text(path, "price table"))
     except yaml.YAMLError as exc:
         raise DataError(Problem(str(path), "", "", f"not valid YAML: {exc}")) from None
 

@@ -127,7 +127,7 @@ from typing import Any
 
 import numpy as np
 
-from perfmodel.inputs._data import data_dir
+from perfmodel.inputs._data import data_dir, load_yaml
 from perfmodel.inputs.consistency import COMMON_LEVELS
 from perfmodel.inputs.errors import DataError, Problem, TextFileError, UnknownNameError, read_text
 from perfmodel.inputs.params import ParameterSet, ParamInfo
@@ -403,7 +403,7 @@ def _load_file(path: str, mtime_ns: int = 0) -> SystemSpec:  # mtime: an edited 
         raise DataError([Problem(path, str(exc.line or ""), "", exc.reason)]) from None
     try:
         node = yaml.compose(raw)
-        doc = yaml.safe_load(raw)
+        doc = load_yaml(raw)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise DataError(

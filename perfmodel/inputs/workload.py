@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from perfmodel.inputs import knobs as settings
+from perfmodel.inputs._data import load_yaml
 from perfmodel.inputs.consistency import acks_required
 from perfmodel.inputs.errors import read_text
 from perfmodel.inputs.keys import ACCESS_PATTERNS, KEY_DISTRIBUTIONS, YCSB_ZIPF_S
@@ -352,7 +353,7 @@ def load_workload_file(path: str) -> dict:
 
     text = read_text(path, "workload file")
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ValueError(f"workload file {path}: not valid YAML: {exc}") from None
     if not isinstance(doc, dict) or "workload" not in doc or "system" not in doc:

@@ -15,9 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import yaml
-
-from perfmodel.inputs._data import data_dir
+from perfmodel.inputs._data import data_dir, load_yaml
 
 #: lscpu / uname machine names per instruction set
 X86_MACHINES = ("x86_64", "amd64", "i686", "i386")
@@ -43,7 +41,7 @@ class Identity:
 @functools.lru_cache(maxsize=1)
 def table() -> dict:
     """The shipped ``data/cpu_ids.yaml``."""
-    return yaml.safe_load((data_dir() / "cpu_ids.yaml").read_text(encoding="utf-8"))
+    return load_yaml((data_dir() / "cpu_ids.yaml").read_text(encoding="utf-8"))
 
 
 def _in(value: int | None, ranges: list) -> bool:
