@@ -430,7 +430,7 @@ def stage(inp, cpu_, data, reads_per_read, bg_bytes_per_write, bg_bytes) -> Burs
         stall_share=np.where(
             lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
         ),
-        size_scv=np.broadcast_to(inp.knobs["flush_size_scv"].astype(float), np.shape(queue_depth)),
+        size_scv=np.broadcast_to(inp.knobs.flush_size_scv.astype(float), np.shape(queue_depth)),
     )
 
 

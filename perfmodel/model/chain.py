@@ -161,45 +161,35 @@ class Inputs:
     workload: Workload
     params: ParameterSet
     cfg: dict
-    knobs: dict
+    knobs: settings.KnobArrays
     plat: PlatformArrays
     sys: SystemArrays
 
     def repeat(self, times: int, params: ParameterSet) -> Inputs:
         """The grid ``times`` over, one after the other, with ``params`` (a set stacked over the
         copies, :func:`perfmodel.inputs.params.stack_parameters`)."""
-
-        def tile(obj):
-            return replace(obj, **{f.name: np.tile(getattr(obj, f.name), times) for f in fields(obj)
-                                   if isinstance(getattr(obj, f.name), np.ndarray)})  # fmt: skip
-
-        return Inputs(
-            self.size * times,
-            self.workload,
-            params,
-            {k: np.tile(v, times) for k, v in self.cfg.items()},
-            {k: np.tile(v, times) if np.ndim(v) else v for k, v in self.knobs.items()},
-            tile(self.plat),
-            tile(self.sys),
-        )
+        return self._each(lambda a: np.tile(a, times), self.size * times, params)
 
     def take(self, rows: slice) -> Inputs:
         """The configurations ``rows`` of the grid (every stage is per configuration)."""
+        return self._each(lambda a: a[rows], len(range(*rows.indices(self.size))), self.params)
 
-        def cut(obj):
-            return replace(obj, **{f.name: getattr(obj, f.name)[rows] for f in fields(obj)
-                                   if isinstance(getattr(obj, f.name), np.ndarray)})  # fmt: skip
+    def _each(self, fn, size: int, params: ParameterSet) -> Inputs:
+        """The inputs with ``fn`` of every per-configuration array (:data:`GRID_FIELDS`)."""
+        grid = {name: _each_array(getattr(self, name), fn) for name in GRID_FIELDS}
+        return replace(self, size=size, params=params, **grid)
 
-        size = len(range(*rows.indices(self.size)))
-        return Inputs(
-            size,
-            self.workload,
-            self.params,
-            {k: v[rows] for k, v in self.cfg.items()},
-            {k: v[rows] if np.ndim(v) else v for k, v in self.knobs.items()},
-            cut(self.plat),
-            cut(self.sys),
-        )
+
+#: the fields of :class:`Inputs` that hold one entry per configuration
+GRID_FIELDS = ("cfg", "knobs", "plat", "sys")
+
+
+def _each_array(obj, fn):
+    """``obj`` (a dataclass of per-configuration arrays and other values) with ``fn`` of every array."""
+    if isinstance(obj, dict):
+        return {k: fn(v) for k, v in obj.items()}
+    arrays = {f.name: getattr(obj, f.name) for f in fields(obj)}
+    return replace(obj, **{k: fn(v) for k, v in arrays.items() if isinstance(v, np.ndarray)})
 
 
 def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inputs:
@@ -233,7 +223,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             **{f"knob:{k}": v for k, v in resolved.items()},
         }
     )
-    knob_arrays = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
+    given_knobs = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
     for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
                 "zipf_s", "hot_data_fraction", "hot_op_fraction",
                 "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
@@ -241,44 +231,47 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
         cfg[key] = cfg[key].astype(float)
     sys_ = _system_arrays(cfg["system"])
     # a knob of another system is refused, never ignored; then unset entries take their defaults
-    settings.check_applies({k: knob_arrays[k] for k in knobs}, sys_.specs, sys_.codes)
-    knob_arrays = settings.fill_defaults(knob_arrays)
+    settings.check_applies({k: given_knobs[k] for k in knobs}, sys_.specs, sys_.codes)
+    knob_arrays = settings.KnobArrays(**settings.fill_defaults(given_knobs))
+    knob_arrays = replace(knob_arrays, **_statement_defaults(knob_arrays, workload, sys_))
     why = placement_error(
-        cfg["nodes"], cfg["replication_factor"], copies_per_node=knob_arrays["copies_per_node"]
+        cfg["nodes"], cfg["replication_factor"], copies_per_node=knob_arrays.copies_per_node
     )
     if why:
         raise ValueError(why)
     # a closed loop's clients also spend the load generator's own time per request (client_time_s;
     # 0 in the shipped sets): on the load generator's cores when the knob client_cores gives them
     # (the station client, inside the latency), else between a reply and the next request
-    own_cores = np.isfinite(knob_arrays["client_cores"].astype(float))
+    own_cores = np.isfinite(knob_arrays.client_cores.astype(float))
     cfg["think_time_s"] = cfg["think_time_s"] + np.where(
         own_cores, 0.0, params.values.get("client_time_s", 0.0)
     )
     _erasure_coding(cfg, knob_arrays)
-    plat = _with_network(
-        _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
-    )
+    plat = _with_network(_platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays.network)
     # only a coordinator-based store (Cassandra / ScyllaDB) reads several replicas for one read;
     # a primary-copy system (Ceph, MySQL, Redis) answers from one whatever read_consistency says
     cfg["read_acks"] = np.where(sys_.coordinator, cfg["read_acks"], 1.0)
     for spec in sys_.specs:
         spec.check_parameters(params)
-    _statement_defaults(knob_arrays, workload, sys_)
     return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_)
 
 
-def _statement_defaults(knobs: dict, workload: Workload, sys_: SystemArrays) -> None:
-    """Fill unset ``statements_per_op`` / ``statements_scv`` in place: for a TPC-C operation the
-    system's ``tpcc_statements`` / ``tpcc_statements_scv`` (its costs per statement; the mix of 2 to
-    70 statements per transaction), else 1 and 0; and ``wait_scv``, the system's."""
+def _statement_defaults(
+    knobs: settings.KnobArrays, workload: Workload, sys_: SystemArrays
+) -> dict[str, np.ndarray]:
+    """Unset ``statements_per_op`` / ``statements_scv`` resolved: for a TPC-C operation the system's
+    ``tpcc_statements`` / ``tpcc_statements_scv`` (its costs per statement; the mix of 2 to 70
+    statements per transaction), else 1 and 0; and ``wait_scv``, the system's (the three knobs'
+    arrays, for a resolved copy of ``knobs``)."""
     tpcc = workload.operation == "tpcc"
     per_op = sys_.take([s.tpcc_statements for s in sys_.specs]) if tpcc else 1.0
     scv = sys_.take([s.tpcc_statements_scv for s in sys_.specs]) if tpcc else 0.0
-    knobs["statements_per_op"] = settings.fill(knobs["statements_per_op"], per_op).astype(float)
-    knobs["statements_scv"] = settings.fill(knobs["statements_scv"], scv).astype(float)
     order = sys_.take([s.wait_scv for s in sys_.specs])
-    knobs["wait_scv"] = settings.fill(knobs["wait_scv"], order).astype(float)
+    return {
+        "statements_per_op": settings.fill(knobs.statements_per_op, per_op).astype(float),
+        "statements_scv": settings.fill(knobs.statements_scv, scv).astype(float),
+        "wait_scv": settings.fill(knobs.wait_scv, order).astype(float),
+    }
 
 
 def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan, copies_per_node=1.0) -> str:
@@ -314,7 +307,7 @@ def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan, cop
 EC_STRIPE_UNIT = 4096.0
 
 
-def _erasure_coding(cfg: dict, knobs: dict) -> None:
+def _erasure_coding(cfg: dict, knobs: settings.KnobArrays) -> None:
     """Turn a k+m erasure-coded pool (knobs ``ec_k``, ``ec_m``) into what the stages use, in place.
 
     A write of at least a stripe (``k x 4 KiB``) sends k + m chunks of ``1/k`` of its bytes and
@@ -328,12 +321,12 @@ def _erasure_coding(cfg: dict, knobs: dict) -> None:
     (reads of part of a stripe still read whole chunks). Replicated pools: ``data_copies`` = RF,
     shards of full size, one chunk per read, no read-modify-write.
     """
-    k, m = knobs["ec_k"].astype(float), knobs["ec_m"].astype(float)
+    k, m = knobs.ec_k.astype(float), knobs.ec_m.astype(float)
     rf = cfg["replication_factor"]
     ec = np.isfinite(k)
     if (ec != np.isfinite(m)).any():
         raise ValueError("ec_k / ec_m: an erasure-coded pool needs both (k data and m coding chunks)")
-    why = placement_error(cfg["nodes"], 1.0, k, m, knobs["copies_per_node"])
+    why = placement_error(cfg["nodes"], 1.0, k, m, knobs.copies_per_node)
     if why:
         raise ValueError(why)
     k, m = np.where(ec, k, 1.0), np.where(ec, m, 0.0)
@@ -509,14 +502,14 @@ class Cpu:
 def cpu(inp: Inputs) -> Cpu:
     """Shards / worker threads, SMT yield, USL, NUMA slowdown, VM efficiency, idle daemon cores."""
     plat, k, params = inp.plat, inp.knobs, inp.params
-    tpc = settings.fill(k["threads_per_core"], plat.threads_per_core).astype(float)
+    tpc = settings.fill(k.threads_per_core, plat.threads_per_core).astype(float)
     _check_smt(plat, tpc)
-    cores = settings.fill(k["cores"], plat.cores).astype(float)
+    cores = settings.fill(k.cores, plat.cores).astype(float)
     if (cores < 1).any() or (cores > plat.cores).any():
         i = int(np.argmax((cores < 1) | (cores > plat.cores)))
         raise ValueError(f"cores: {cores[i]:g} is outside 1..{plat.cores[i]:g} for {plat.id[i]}")
-    devices = settings.fill(k["devices"], plat.devices).astype(float)
-    cores_per_device = k["cores_per_device"].astype(float)
+    devices = settings.fill(k.devices, plat.devices).astype(float)
+    cores_per_device = k.cores_per_device.astype(float)
     cores = np.where(np.isfinite(cores_per_device), np.minimum(cores, cores_per_device * devices), cores)
     if (cores < 1).any():
         i = int(np.argmax(cores < 1))
@@ -527,11 +520,11 @@ def cpu(inp: Inputs) -> Cpu:
     per_device = _daemons_per_device(inp)
     idle = np.where(inp.sys.has_daemons, _daemon_idle(inp) * per_device * devices, 0.0)
     cores_avail = np.maximum(cores - idle, 0.05)  # cores left for requests [count]
-    cap = k["thread_cap"].astype(float)
+    cap = k.thread_cap.astype(float)
     cap = np.where(np.isfinite(cap), cap, inp.sys.thread_cap)
     cap = np.where(inp.sys.load_threads, np.minimum(cap, _load_threads(inp)), cap)
     threads = np.maximum(np.floor(scaling.usable_threads(np.maximum(cores_avail, 1.0), tpc, cap)), 1.0)
-    virt = k["virtualization"]
+    virt = k.virtualization
     virt_eff = np.select(
         [virt == "untuned", virt == "boost"],
         [params["virt_cpu_efficiency[untuned]"], params["virt_cpu_efficiency[boost]"]],
@@ -679,7 +672,7 @@ def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
     generator's work (once per operation: a write replica 1 / rf of it) on every thread alike, and
     everything else the class is charged (:func:`_operation_cycles`) with its DRAM stalls on the
     main thread."""
-    statements = inp.knobs["statements_per_op"].astype(float)
+    statements = inp.knobs.statements_per_op.astype(float)
     op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
     sockets = _message_cycles(inp, exit_cycles) * statements
     handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg["iodepth"] * statements
@@ -710,13 +703,11 @@ def _write_cycles(inp: Inputs) -> np.ndarray:
     where a spec does not measure them)."""
     sys_, params = inp.sys, inp.params
     in_order = ordering.sequential(inp.cfg["access_pattern"]) & sys_.key_ordered
-    spared = durability.log_cpu(sys_.parameter(params, "log_cpu_share"), inp.knobs["durability"])
+    spared = durability.log_cpu(sys_.parameter(params, "log_cpu_share"), inp.knobs.durability)
     # an insert that need not find its key's place: in key order, or appended to a vector memtable
     search = np.maximum(
         ordering.insert_cpu(sys_.parameter(params, "ordered_insert_saving"), in_order),
-        ordering.insert_cpu(
-            sys_.parameter(params, "vector_insert_saving"), inp.knobs["memtable"] == "vector"
-        ),
+        ordering.insert_cpu(sys_.parameter(params, "vector_insert_saving"), inp.knobs.memtable == "vector"),
     )
     spared = spared + search
     return sys_.parameter(params, "cpu_cycles_write") * (1.0 - np.minimum(spared, 1.0))
@@ -741,7 +732,7 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycl
     locked = np.where(sys_.serial_write_lock, sys_.parameter(inp.params, "cpu_cycles_write_lock"), 0.0)
     locked = locked * _write_statements(inp.knobs)
     op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
-    stalls = stall_cycles * inp.knobs["statements_per_op"].astype(float)
+    stalls = stall_cycles * inp.knobs.statements_per_op.astype(float)
     total = f * (op_r + stalls) + (1 - f) * copies * (op_w + stalls)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, np.minimum((1 - f) * copies * locked / total, 1.0), 0.0)
@@ -785,7 +776,7 @@ def _daemons_per_device(inp: Inputs) -> np.ndarray:
     for code, spec in enumerate(inp.sys.specs):
         if spec.daemons is not None:
             mask = inp.sys.codes == code
-            out[mask] = inp.knobs[spec.daemons.per_device_knob].astype(float)[mask]
+            out[mask] = getattr(inp.knobs, spec.daemons.per_device_knob).astype(float)[mask]
     return out
 
 
@@ -803,7 +794,7 @@ def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray, miss: np.n
     it -- so the spread's extra cost is scaled by ``miss``, :func:`llc_miss_share`."""
     plat = inp.plat
     cores_per_node = plat.cores / plat.numa_nodes
-    bound = inp.knobs["numa_binding"].astype(bool)
+    bound = inp.knobs.numa_binding.astype(bool)
     spanned = scaling.numa_nodes_spanned(np.ceil(threads / tpc), cores_per_node, bound, plat.numa_nodes)
     spread = scaling.numa_slowdown(
         spanned,
@@ -879,7 +870,7 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     cfg, sys_ = inp.cfg, inp.sys
     share = sys_.parameter(inp.params, "cache_share_of_ram")
     ram_share = share * inp.plat.ram_bytes / cpu_.daemons  # what the RAM holds of the data [B]
-    cache_bytes = inp.knobs["cache_bytes"].astype(float)
+    cache_bytes = inp.knobs.cache_bytes.astype(float)
     cache_bytes = np.where(np.isfinite(cache_bytes), cache_bytes, ram_share)
     per_node_data = _per_node_data(inp)
 
@@ -888,8 +879,8 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
 
     all_rows = np.ones(inp.size, dtype=bool)
     data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg["object_bytes"], all_rows), 0.0)
-    cold = inp.knobs["cache_state"] == "cold"
-    resident = sys_.data_cache & (inp.knobs["cache_state"] == "resident")
+    cold = inp.knobs.cache_state == "cold"
+    resident = sys_.data_cache & (inp.knobs.cache_state == "resident")
     data_hit = np.where(cold, 0.0, np.where(resident, 1.0, data_hit))
     # buffered I/O (PostgreSQL): a page the system's cache misses may still be in the OS page
     # cache, the rest of the RAM share (an explicit shared_buffers of 64 GB on a 252 GiB server
@@ -1004,9 +995,9 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     plat = inp.plat
     factor = params.values.get("device_time_factor", 1.0)  # the lab's drives against their catalog's
     data = _lab_device(
-        device_specs(settings.fill(k["device"], plat.device), list(plat.platforms), plat.index), factor
+        device_specs(settings.fill(k.device, plat.device), list(plat.platforms), plat.index), factor
     )
-    wal_ids = settings.fill(k["wal_device"], plat.wal_device)
+    wal_ids = settings.fill(k.wal_device, plat.wal_device)
     wal, has_wal = _lab_device(device_specs(wal_ids, list(plat.platforms), plat.index), factor), wal_ids != ""
     io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
     # erasure coding: a large read gathers k chunks of 1/k, a write shard carries 1/k (or the chunk)
@@ -1087,8 +1078,8 @@ def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: n
     factor = ordering.background_write_factor(
         inp.sys.parameter(inp.params, "background_write_factor"), in_order, inp.sys.lsm
     )
-    factor = compaction.background_factor(factor, inp.knobs["compactions"], inp.sys.lsm)
-    factor = durability.background_factor(factor, inp.knobs["durability"], inp.sys.lsm)
+    factor = compaction.background_factor(factor, inp.knobs.compactions, inp.sys.lsm)
+    factor = durability.background_factor(factor, inp.knobs.durability, inp.sys.lsm)
     per_write = cfg["object_bytes"] * factor * writing
     occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
     per_request = (1 - cfg["read_fraction"]) * per_write * cfg["write_shards"] / cfg["nodes"]
@@ -1188,7 +1179,7 @@ def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
     cfg, sys_ = inp.cfg, inp.sys
     nodes, rf = cfg["nodes"], cfg["write_shards"]
     node_imb, dev_imb = np.ones(inp.size), np.ones(inp.size)
-    knob = inp.knobs["placement_units"].astype(float)
+    knob = inp.knobs.placement_units.astype(float)
     per_device = _daemons_per_device(inp)
     for code, spec in enumerate(sys_.specs):
         if spec.placement is None:
@@ -1203,7 +1194,7 @@ def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
             dev_imb[m] = placement.imbalance(
                 cpu_.devices[m] * nodes[m], rf[m], units * per_device[m], "random"
             )
-    token_aware = inp.knobs["token_aware"].astype(float)
+    token_aware = inp.knobs.token_aware.astype(float)
     forwarded = np.where(sys_.coordinator, placement.forwarded_share(nodes, rf, token_aware), 0.0)
     return ScaleOut(node_imb, dev_imb, forwarded)
 
@@ -1218,7 +1209,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         [params["virt_io_overhead_s[untuned]"], params["virt_io_overhead_s[boost]"]],
         0.0,
     )
-    statements = inp.knobs["statements_per_op"].astype(float)  # a round trip per statement
+    statements = inp.knobs.statements_per_op.astype(float)  # a round trip per statement
     rtt = np.where(sys_.remote, 2 * plat.net_latency + params["net_stack_s"], 0.0)
     wire = rtt * statements
     # a write acknowledged by two or more replicas waits for one that is not the node the client
@@ -1237,8 +1228,8 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     log_bytes = _log_bytes(inp)
     # a commit waits for its flushes one after the other (MySQL's binary log: the redo log's
     # prepare flush, then the binary log's), each the device's write latency and the VM I/O path
-    flushes = settings.fill(inp.knobs["log_flushes"], sys_.take([s.log_flushes for s in sys_.specs]))
-    dur = inp.knobs["durability"]
+    flushes = settings.fill(inp.knobs.log_flushes, sys_.take([s.log_flushes for s in sys_.specs]))
+    dur = inp.knobs.durability
     log = np.where(  # a commit waits for its flushes unless it is asynchronous (mechanisms.durability)
         sys_.sync_to_log & durability.waits_for_log(dur),
         flushes.astype(float) * (dev.data.write_latency + virt_io) + log_bytes / dev.data.seq_write,
@@ -1251,7 +1242,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     zone_rtt, zone_client, zone_replica, zone_read_replica = _zones(inp)
     zone_read = zone_mean(zone_client, statements, zone_read_replica, zone_rtt)
     zone_write = zone_mean(zone_client, statements, zone_replica, zone_rtt)
-    gbps = inp.knobs["client_link_gbps"].astype(float)
+    gbps = inp.knobs.client_link_gbps.astype(float)
     has_link = np.isfinite(gbps)
     link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
     return Paths(
@@ -1264,7 +1255,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         + zone_write
         + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
         log_write=log,
-        log_files=inp.knobs["log_files"].astype(float),
+        log_files=inp.knobs.log_files.astype(float),
         link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
         log_flushes=flushes.astype(float),
         log_background=log_background,
@@ -1295,12 +1286,12 @@ def _zones(inp: Inputs):
     cross_zone_replica_share`). A system without network round trips (``remote: false``) crosses
     none."""
     cfg, plat = inp.cfg, inp.plat
-    zones = settings.fill(inp.knobs["zones"], 1.0).astype(float)  # unset in a list: one site
+    zones = settings.fill(inp.knobs.zones, 1.0).astype(float)  # unset in a list: one site
     spread = zones > 1
     if (spread & (zones > cfg["nodes"])).any():
         i = int(np.argmax(spread & (zones > cfg["nodes"])))
         raise ValueError(f"zones: {zones[i]:g} zones need as many nodes, got nodes={cfg['nodes'][i]:g}")
-    between = settings.fill(inp.knobs["zone_rtt_s"], plat.zone_rtt_s).astype(float)
+    between = settings.fill(inp.knobs.zone_rtt_s, plat.zone_rtt_s).astype(float)
     if (spread & inp.sys.remote & ~np.isfinite(between)).any():  # a system without round trips crosses none
         i = int(np.argmax(spread & inp.sys.remote & ~np.isfinite(between)))
         raise ValueError(
@@ -1337,11 +1328,11 @@ class Demands:
     cpu_write: np.ndarray
 
 
-def _write_statements(knobs: dict) -> np.ndarray:
+def _write_statements(knobs: settings.KnobArrays) -> np.ndarray:
     """Statements of a writing operation that write [count]: ``statements_per_op`` less its
     ``read_statements_per_op`` (a sysbench oltp_read_write transaction: 18 - 14 = 4), at least one."""
-    statements = knobs["statements_per_op"].astype(float)
-    reads = settings.fill(knobs["read_statements_per_op"], 0.0).astype(float)  # blank in a list: 0
+    statements = knobs.statements_per_op.astype(float)
+    reads = settings.fill(knobs.read_statements_per_op, 0.0).astype(float)  # blank in a list: 0
     if (reads > statements - 1).any():
         i = int(np.argmax(reads > statements - 1))
         raise ValueError(
@@ -1352,12 +1343,12 @@ def _write_statements(knobs: dict) -> np.ndarray:
     return statements - reads
 
 
-def _keys_and_rows(knobs: dict) -> tuple[np.ndarray, np.ndarray]:
+def _keys_and_rows(knobs: settings.KnobArrays) -> tuple[np.ndarray, np.ndarray]:
     """Index lookups and rows per operation: ``keys_per_op`` (default: one per statement) and
     ``rows_per_op`` (default: one per lookup), never fewer than the statements / lookups."""
-    statements = knobs["statements_per_op"].astype(float)
-    keys = np.maximum(settings.fill(knobs["keys_per_op"], statements).astype(float), statements)
-    rows = np.maximum(settings.fill(knobs["rows_per_op"], keys).astype(float), keys)
+    statements = knobs.statements_per_op.astype(float)
+    keys = np.maximum(settings.fill(knobs.keys_per_op, statements).astype(float), statements)
+    rows = np.maximum(settings.fill(knobs.rows_per_op, keys).astype(float), keys)
     return keys, rows
 
 
@@ -1391,7 +1382,7 @@ def client_cycles(inp: Inputs, share=1.0, exit_cycles=0.0) -> np.ndarray:
     histograms) is not counted. Time-sharing tails (a thread waiting out the other's scheduler
     slice) and the latency of waking an idle thread are not modelled."""
     sys_, params = inp.sys, inp.params
-    colocated = inp.knobs["client_colocated"].astype(float)
+    colocated = inp.knobs.client_colocated.astype(float)
     message = _message_cycles(inp, exit_cycles)
     command = np.where(sys_.client_mirrors_commands, sys_.parameter(params, "cpu_cycles_read"), 0.0)
     return colocated * share * (message + command)
@@ -1411,7 +1402,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     with; an assumption: the count is one measured at a moderate load, where the receiver is often
     idle -- a receiver kept busy by many connections halts less."""
     sys_, params = inp.sys, inp.params
-    statements = inp.knobs["statements_per_op"].astype(float)
+    statements = inp.knobs.statements_per_op.astype(float)
     # a request message (socket read, parse, reply write) per statement, shared by the commands a
     # client pipelines in one message (its iodepth)
     per_message = _message_cycles(inp, exit_cycles)
@@ -1432,7 +1423,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
              + sys_.parameter(params, "cpu_cycles_row") * np.maximum(rows - keys, 0.0))  # fmt: skip
     # a statement sent as SQL text (simple query protocol) is parsed, analysed and planned each time;
     # a prepared one skips that (PostgreSQL documentation, PREPARE)
-    unprepared = 1.0 - settings.fill(inp.knobs["prepared"], 1.0).astype(float)
+    unprepared = 1.0 - settings.fill(inp.knobs.prepared, 1.0).astype(float)
     parse = sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
     # only the node the SQL reaches parses it, and a load generator on the server's cores works
     # once per operation; op_w is charged to each of a write's replicas
@@ -1458,7 +1449,7 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     op_r, op_w = _operation_cycles(inp, cpu_.client_share, exits)
     # [s], at any clock; slowed by the threads' contention as their cycles are (USL as slower
     # threads: the stall is part of the serial share, so Amdahl's bound holds with it)
-    statements = inp.knobs["statements_per_op"].astype(float)
+    statements = inp.knobs.statements_per_op.astype(float)
     stall, stall_w = (cpu_.dram_stall / e * statements for e in (cpu_.usl_efficiency, cpu_.write_efficiency))
     own = cpu_.write_efficiency != cpu_.usl_efficiency  # a write replica's efficiency of its own
     hz_w = np.where(own, hz / cpu_.usl_efficiency * cpu_.write_efficiency, hz)
@@ -1504,7 +1495,7 @@ class NodeModel:
 STATEMENT_CPU_SCV = 0.0
 
 
-def _cpu_scv(knobs: dict) -> np.ndarray:
+def _cpu_scv(knobs: settings.KnobArrays) -> np.ndarray:
     """SCV of an operation's CPU time [-]: ``K`` statements (mean ``k``, SCV ``c_K``), each a CPU
     burst of SCV ``c_s``, sum to SCV ``c_s / k + c_K`` (a random sum, ``Var S = k Var X + Var K
     E[X]^2``: Tijms, *A First Course in Stochastic Models*, 2003, eq. 1.2.2).
@@ -1519,8 +1510,8 @@ def _cpu_scv(knobs: dict) -> np.ndarray:
     factor 1.2037x -> 1.2046x, leave-one-out median |rel| 18.6% -> 18.4%). Not modelled: the OS's own noise
     (interrupts, preemption), which a one-thread run shows as p95 / mean just above 1.
     """
-    k = knobs["statements_per_op"].astype(float)
-    return STATEMENT_CPU_SCV / k + settings.fill(knobs["statements_scv"], 0.0).astype(float)
+    k = knobs.statements_per_op.astype(float)
+    return STATEMENT_CPU_SCV / k + settings.fill(knobs.statements_scv, 0.0).astype(float)
 
 
 def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so: ScaleOut) -> StationNetwork:
@@ -1541,7 +1532,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     hop = fwd * np.where(inp.sys.remote, 2 * inp.plat.net_latency + inp.params["net_stack_s"], 0.0)
     d_read, d_write = np.zeros((size, k)), np.zeros((size, k))
     servers, mult, scv = np.ones((size, k)), np.ones((size, k)), np.ones((size, k))
-    cores = inp.knobs["client_cores"].astype(float)
+    cores = inp.knobs.client_cores.astype(float)
     client = np.where(np.isfinite(cores), inp.params.values.get("client_time_s", 0.0), 0.0)
     client_servers = np.where(np.isfinite(cores), cores, 1.0)
     rows = {
@@ -1600,7 +1591,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
         v_read=v_read, v_write=v_write, imbalance=imbalance,
-        wait_scv=inp.knobs["wait_scv"].astype(float),
+        wait_scv=inp.knobs.wait_scv.astype(float),
     )  # fmt: skip
 
 

@@ -422,7 +422,7 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         hot_device=float(model.scale_out.device_imbalance[i]) if model.scale_out is not None else 1.0,
         destage=tuple(float(v) for v in destage),
         background=tuple(float(v) for v in background),
-        zones=int(inp.knobs["zones"][i]) if zone_rtt > 0 else 1,
+        zones=int(inp.knobs.zones[i]) if zone_rtt > 0 else 1,
         zone_rtt=zone_rtt,
         zone_hops=float(np.broadcast_to(path.zone_hops, (inp.size,))[i]),
         read_acks=int(min(cfg["read_acks"][i], net.copies[i])),
