@@ -155,7 +155,9 @@ class SystemArrays:
 
 @dataclass(frozen=True)
 class Inputs:
-    """The grid: workload arrays, resolved knobs, platform and system arrays, parameters."""
+    """The grid: workload arrays, resolved knobs, platform and system arrays, parameters -- as
+    given -- and what :func:`inputs` derives from them under names of its own (``layout``,
+    ``effective_think_time_s``): no input is rewritten to mean something else."""
 
     size: int
     workload: Workload
@@ -164,6 +166,11 @@ class Inputs:
     knobs: settings.KnobArrays
     plat: PlatformArrays
     sys: SystemArrays
+    #: what the pool's layout (replicas or erasure-coded chunks) makes of a request (:func:`layout`)
+    layout: Layout
+    #: a closed loop's time between a reply and the client's next request: ``think_time_s`` plus the
+    #: load generator's own time where it has no cores of its own (:func:`effective_think_time`) [s]
+    effective_think_time_s: np.ndarray
 
     def repeat(self, times: int, params: ParameterSet) -> Inputs:
         """The grid ``times`` over, one after the other, with ``params`` (a set stacked over the
@@ -181,11 +188,14 @@ class Inputs:
 
 
 #: the fields of :class:`Inputs` that hold one entry per configuration
-GRID_FIELDS = ("cfg", "knobs", "plat", "sys")
+GRID_FIELDS = ("cfg", "knobs", "plat", "sys", "layout", "effective_think_time_s")
 
 
 def _each_array(obj, fn):
-    """``obj`` (a dataclass of per-configuration arrays and other values) with ``fn`` of every array."""
+    """``obj`` (an array, or a dataclass of per-configuration arrays and other values) with ``fn``
+    of every array."""
+    if isinstance(obj, np.ndarray):
+        return fn(obj)
     if isinstance(obj, dict):
         return {k: fn(v) for k, v in obj.items()}
     arrays = {f.name: getattr(obj, f.name) for f in fields(obj)}
@@ -239,21 +249,21 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     )
     if why:
         raise ValueError(why)
-    # a closed loop's clients also spend the load generator's own time per request (client_time_s;
-    # 0 in the shipped sets): on the load generator's cores when the knob client_cores gives them
-    # (the station client, inside the latency), else between a reply and the next request
-    own_cores = np.isfinite(knob_arrays.client_cores.astype(float))
-    cfg["think_time_s"] = cfg["think_time_s"] + np.where(
-        own_cores, 0.0, params.values.get("client_time_s", 0.0)
-    )
-    _erasure_coding(cfg, knob_arrays)
+    pool = layout(cfg, knob_arrays, sys_.coordinator)
     plat = _with_network(_platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays.network)
-    # only a coordinator-based store (Cassandra / ScyllaDB) reads several replicas for one read;
-    # a primary-copy system (Ceph, MySQL, Redis) answers from one whatever read_consistency says
-    cfg["read_acks"] = np.where(sys_.coordinator, cfg["read_acks"], 1.0)
     for spec in sys_.specs:
         spec.check_parameters(params)
-    return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_)
+    think = effective_think_time(cfg["think_time_s"], knob_arrays.client_cores, params)
+    return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_, pool, think)
+
+
+def effective_think_time(think_time_s, client_cores, params: ParameterSet) -> np.ndarray:
+    """A closed loop's time between a reply and the next request [s]: ``think_time_s`` plus the
+    load generator's own time per request (parameter ``client_time_s``; 0 in the shipped sets)
+    where the knob ``client_cores`` gives it no cores -- with cores of its own that time is the
+    station ``client``, inside the latency."""
+    own_cores = np.isfinite(client_cores.astype(float))
+    return think_time_s + np.where(own_cores, 0.0, params.values.get("client_time_s", 0.0))
 
 
 def _statement_defaults(
@@ -307,8 +317,25 @@ def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan, cop
 EC_STRIPE_UNIT = 4096.0
 
 
-def _erasure_coding(cfg: dict, knobs: settings.KnobArrays) -> None:
-    """Turn a k+m erasure-coded pool (knobs ``ec_k``, ``ec_m``) into what the stages use, in place.
+@dataclass(frozen=True)
+class Layout:
+    """What the pool's layout -- replicas, or a k+m erasure-coded pool (knobs ``ec_k``, ``ec_m``)
+    -- makes of a request, per configuration (:func:`layout`); the workload's
+    ``replication_factor``, ``acks`` and ``read_acks`` stay as given."""
+
+    data_copies: np.ndarray  # bytes stored per byte of the dataset: RF, or (k + m) / k [-]
+    shard_fraction: np.ndarray  # a write shard's bytes over the write's: 1/k, else 1 [-]
+    read_chunks: np.ndarray  # chunks a read gathers through the primary: k, else 1 [count]
+    rmw_reads: np.ndarray  # stripe-unit reads of a partial-stripe EC write: k, else 0 [count]
+    write_shards: np.ndarray  # copies (replicated) or shards (EC) a write executes at [count]
+    acks_waited: np.ndarray  # copies a write waits for: acks; every shard of its acting set (EC) [count]
+    #: replicas a read waits for: read_acks on a coordinator-based store's replicated pool, else 1 [count]
+    read_acks_waited: np.ndarray
+
+
+def layout(cfg: dict, knobs: settings.KnobArrays, coordinator: np.ndarray) -> Layout:
+    """The pool's :class:`Layout` from the workload (``cfg``), the knobs ``ec_k`` / ``ec_m`` and
+    whether the system coordinates reads (``coordinator``).
 
     A write of at least a stripe (``k x 4 KiB``) sends k + m chunks of ``1/k`` of its bytes and
     waits for all; a smaller write rewrites the chunk it touches and the m coding chunks after
@@ -319,7 +346,9 @@ def _erasure_coding(cfg: dict, knobs: settings.KnobArrays) -> None:
     m chunks; reading decodes from k chunks) and 'Erasure Coding Direct Reads' (development docs:
     all EC reads go through the primary); ceph/ceph PR 23138 '[RFC] osd: ec partial stripe reads'
     (reads of part of a stripe still read whole chunks). Replicated pools: ``data_copies`` = RF,
-    shards of full size, one chunk per read, no read-modify-write.
+    shards of full size, one chunk per read, no read-modify-write. Only a coordinator-based store
+    (Cassandra / ScyllaDB) reads several replicas for one read; a primary-copy system (Ceph, MySQL,
+    Redis) answers from one whatever read_consistency says, and an EC read gathers chunks instead.
     """
     k, m = knobs.ec_k.astype(float), knobs.ec_m.astype(float)
     rf = cfg["replication_factor"]
@@ -332,15 +361,15 @@ def _erasure_coding(cfg: dict, knobs: settings.KnobArrays) -> None:
     k, m = np.where(ec, k, 1.0), np.where(ec, m, 0.0)
     full_write = cfg["io_bytes"] >= k * EC_STRIPE_UNIT
     shards = np.where(full_write, k + m, 1.0 + m)
-    cfg["data_copies"] = np.where(ec, (k + m) / k, rf)
-    cfg["shard_fraction"] = np.where(ec & full_write, 1.0 / k, 1.0)  # bytes of a write shard / the write's
-    cfg["read_chunks"] = np.where(ec, k, 1.0)
-    cfg["rmw_reads"] = np.where(ec & ~full_write, k, 0.0)  # stripe reads of a partial write
-    # copies (replicated) or shards (erasure-coded) each write executes at; replication_factor stays
-    # the pool's as given
-    cfg["write_shards"] = np.where(ec, shards, rf)
-    cfg["acks"] = np.where(ec, shards, cfg["acks"])  # Ceph waits for every shard of its acting set
-    cfg["read_acks"] = np.where(ec, 1.0, cfg["read_acks"])  # an EC read gathers chunks (read_chunks)
+    return Layout(
+        data_copies=np.where(ec, (k + m) / k, rf),
+        shard_fraction=np.where(ec & full_write, 1.0 / k, 1.0),
+        read_chunks=np.where(ec, k, 1.0),
+        rmw_reads=np.where(ec & ~full_write, k, 0.0),
+        write_shards=np.where(ec, shards, rf),
+        acks_waited=np.where(ec, shards, cfg["acks"]),  # Ceph waits for every shard of its acting set
+        read_acks_waited=np.where(coordinator & ~ec, cfg["read_acks"], 1.0),
+    )
 
 
 def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
@@ -629,7 +658,7 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
         return threads
     cfg = inp.cfg
     f = cfg["read_fraction"]
-    copies = f + (1.0 - f) * cfg["write_shards"]
+    copies = f + (1.0 - f) * inp.layout.write_shards
     return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
 
 
@@ -677,7 +706,7 @@ def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
     sockets = _message_cycles(inp, exit_cycles) * statements
     handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg["iodepth"] * statements
     g_r = client_cycles(inp, client_share, exit_cycles) * statements
-    g_w = g_r / inp.cfg["write_shards"]
+    g_w = g_r / inp.layout.write_shards
     stalls = stall_cycles * statements
     main_r, main_w = op_r - sockets - g_r + stalls, op_w - sockets - g_w + stalls
     return (main_r, sockets, handoff, g_r), (main_w, sockets, handoff, g_w)
@@ -687,7 +716,7 @@ def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_c
     """Per command a node runs [cycles]: the command's cycles, its share of the request messages'
     socket work (with a guest's VM exits) and of a co-located load generator's work --
     ``(c_cmd, (c_msg + e) / iodepth, c_client / copies)`` of :func:`_command_share`."""
-    f, copies = inp.cfg["read_fraction"], inp.cfg["write_shards"]
+    f, copies = inp.cfg["read_fraction"], inp.layout.write_shards
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), _write_cycles(inp)
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
@@ -725,7 +754,7 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycl
     item lock: GETs scale with threads, SETs level off at ``hz / c_lock`` per node (Gunther 2007,
     eq. 4.1: Amdahl as USL with kappa = 0). Like every USL term here it slows the threads, so it
     costs a request at light load too (a known limit: a lock is waited for only under contention)."""
-    f, copies = inp.cfg["read_fraction"], inp.cfg["write_shards"]
+    f, copies = inp.cfg["read_fraction"], inp.layout.write_shards
     sys_ = inp.sys
     if not sys_.serial_write_lock.any():  # no such system in the grid: skip a second pass over the costs
         return np.zeros(inp.size)
@@ -834,7 +863,7 @@ def llc_miss_share(inp: Inputs) -> np.ndarray:
 def _per_node_data(inp: Inputs) -> np.ndarray:
     """The data one node holds [B]: ``dataset_bytes x data_copies / nodes``."""
     cfg = inp.cfg
-    return cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
+    return cfg["dataset_bytes"] * inp.layout.data_copies / cfg["nodes"]
 
 
 def _hit_ratio(inp: Inputs, cache_b, data_b, item_b, rows) -> np.ndarray:
@@ -1001,9 +1030,9 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     wal, has_wal = _lab_device(device_specs(wal_ids, list(plat.platforms), plat.index), factor), wal_ids != ""
     io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
     # erasure coding: a large read gathers k chunks of 1/k, a write shard carries 1/k (or the chunk)
-    chunk = np.where(cfg["read_chunks"] > 1, EC_STRIPE_UNIT, 0.0)  # an EC read reads whole stripe units
-    read_bytes = np.maximum(np.maximum(cfg["io_bytes"] / cfg["read_chunks"], chunk), sys_.page_bytes)
-    write_bytes = np.maximum(cfg["io_bytes"] * cfg["shard_fraction"], sys_.page_bytes)
+    chunk = np.where(inp.layout.read_chunks > 1, EC_STRIPE_UNIT, 0.0)  # an EC read reads whole stripe units
+    read_bytes = np.maximum(np.maximum(cfg["io_bytes"] / inp.layout.read_chunks, chunk), sys_.page_bytes)
+    write_bytes = np.maximum(cfg["io_bytes"] * inp.layout.shard_fraction, sys_.page_bytes)
     occ_r = storage.io_occupancy(read_bytes, data.parallelism, data.read_iops, data.seq_read)
     occ_w = storage.io_occupancy(write_bytes, data.parallelism, data.write_iops, data.seq_write)
     occ_stripe = storage.io_occupancy(  # a stripe-unit chunk read of a read-modify-write
@@ -1029,11 +1058,11 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     pages = pages + ordering.range_pages(
         rows - lookups, cfg["object_bytes"], sys_.page_bytes, sys_.key_ordered
     )
-    per_miss = sys_.parameter(params, "device_reads_per_miss") * pages * cfg["read_chunks"]
+    per_miss = sys_.parameter(params, "device_reads_per_miss") * pages * inp.layout.read_chunks
     miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
     copies = cache_.page_cache_hit * per_miss  # from the OS page cache (buffered I/O)
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
-    rmw = cfg["rmw_reads"] / cfg["write_shards"]  # a partial EC write's stripe reads, per shard
+    rmw = inp.layout.rmw_reads / inp.layout.write_shards  # a partial EC write's stripe reads, per shard
     sync = sys_.parameter(params, "sync_writes")
     # one synchronous write (WAL / deferred) goes to the WAL device when there is one; a
     # system whose commit is a redo-log flush writes it at the log station (paths)
@@ -1082,7 +1111,7 @@ def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: n
     factor = durability.background_factor(factor, inp.knobs.durability, inp.sys.lsm)
     per_write = cfg["object_bytes"] * factor * writing
     occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
-    per_request = (1 - cfg["read_fraction"]) * per_write * cfg["write_shards"] / cfg["nodes"]
+    per_request = (1 - cfg["read_fraction"]) * per_write * inp.layout.write_shards / cfg["nodes"]
     return per_write, occ, per_write / bursts.FLUSH_IO_BYTES * occ, per_request
 
 
@@ -1177,7 +1206,7 @@ def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
     replicas counted, so a node holds ``units x daemons`` and a device ``units x daemons per
     device``."""
     cfg, sys_ = inp.cfg, inp.sys
-    nodes, rf = cfg["nodes"], cfg["write_shards"]
+    nodes, rf = cfg["nodes"], inp.layout.write_shards
     node_imb, dev_imb = np.ones(inp.size), np.ones(inp.size)
     knob = inp.knobs.placement_units.astype(float)
     per_device = _daemons_per_device(inp)
@@ -1214,14 +1243,14 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     wire = rtt * statements
     # a write acknowledged by two or more replicas waits for one that is not the node the client
     # reached: one more round trip between nodes (primary-copy Ceph, QUORUM / ALL writes)
-    replica_hop = np.where((cfg["acks"] >= 2) & (cfg["write_shards"] >= 2), rtt, 0.0)
+    replica_hop = np.where((inp.layout.acks_waited >= 2) & (inp.layout.write_shards >= 2), rtt, 0.0)
     # a read at QUORUM / ALL waits for the digests of replicas other than its coordinator: as well
-    read_hop = np.where((cfg["read_acks"] >= 2) & (cfg["write_shards"] >= 2), rtt, 0.0)
+    read_hop = np.where((inp.layout.read_acks_waited >= 2) & (inp.layout.write_shards >= 2), rtt, 0.0)
     net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0) * statements
     # an erasure-coded write sends each shard its chunk (1/k of the bytes) from the primary
     net_shard = (
         np.where(
-            sys_.remote, (cfg["message_bytes"] * cfg["shard_fraction"] + HEADER_BYTES) / plat.net_bw, 0.0
+            sys_.remote, (cfg["message_bytes"] * inp.layout.shard_fraction + HEADER_BYTES) / plat.net_bw, 0.0
         )
         * statements
     )
@@ -1247,7 +1276,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
     return Paths(
         # a large EC read: the primary gathers k - 1 chunks from other OSDs, then sends the object
-        net_read=net * (1.0 + (cfg["read_chunks"] - 1.0) / cfg["read_chunks"]),
+        net_read=net * (1.0 + (inp.layout.read_chunks - 1.0) / inp.layout.read_chunks),
         net_write=net_shard,
         fixed_read=wire + read_hop + zone_read + virt_io * dev.reads_per_read,
         fixed_write=wire
@@ -1309,15 +1338,15 @@ def _zones(inp: Inputs):
         )
     rtt = np.where(on, np.nan_to_num(between) - within, 0.0)
     client = np.where(on, placement.cross_zone_client_share(zones), 0.0)
-    replicated = on & (cfg["write_shards"] >= 2)
-    rf = np.maximum(cfg["write_shards"], 1.0)
+    replicated = on & (inp.layout.write_shards >= 2)
+    rf = np.maximum(inp.layout.write_shards, 1.0)
 
     def replica_share(acks):
         return np.where(
             replicated, placement.cross_zone_replica_share(zones, rf, np.clip(acks, 1.0, rf)), 0.0
         )
 
-    return rtt, client, replica_share(cfg["acks"]), replica_share(cfg["read_acks"])
+    return rtt, client, replica_share(inp.layout.acks_waited), replica_share(inp.layout.read_acks_waited)
 
 
 @dataclass(frozen=True)
@@ -1407,13 +1436,13 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     # client pipelines in one message (its iodepth)
     per_message = _message_cycles(inp, exit_cycles)
     # an erasure-coded read is k sub-reads, each an operation on the OSD holding its chunk
-    op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] + per_message) * statements
+    op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.layout.read_chunks + per_message) * statements
     # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards
-    rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["write_shards"]
+    rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.layout.rmw_reads / inp.layout.write_shards
     # a writing operation's SELECTs (read_statements_per_op) cost what a read's do
     writing = _write_statements(inp.knobs)
     op_w = ((_write_cycles(inp) + rmw_ops) * writing
-            + sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] * (statements - writing)
+            + sys_.parameter(params, "cpu_cycles_read") * inp.layout.read_chunks * (statements - writing)
             + per_message * statements)  # fmt: skip
     # index lookups beyond one per statement (IN-list keys): a B-tree descent and row fetch each;
     # rows beyond one per lookup (the next rows of a range or scan): a row visit each -- leaf-row
@@ -1428,7 +1457,7 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     # only the node the SQL reaches parses it, and a load generator on the server's cores works
     # once per operation; op_w is charged to each of a write's replicas
     once = parse + client_cycles(inp, client_share, exit_cycles) * statements
-    op_r, op_w = op_r + extra + once, op_w + extra + once / inp.cfg["write_shards"]
+    op_r, op_w = op_r + extra + once, op_w + extra + once / inp.layout.write_shards
     return op_r, op_w
 
 
@@ -1523,7 +1552,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     forward). Placement imbalance scales each node's (device's) load to the busiest one's.
     """
     size, k, cfg = inp.size, len(STATIONS), inp.cfg
-    nodes, rf = cfg["nodes"], cfg["write_shards"]
+    nodes, rf = cfg["nodes"], inp.layout.write_shards
     fwd = so.forwarded
     cyc_fwd = inp.sys.take(
         [s.parameter(inp.params, "cpu_cycles_forward") if s.coordinator else 0.0 for s in inp.sys.specs]
@@ -1585,7 +1614,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     imbalance[:, IX["device"]] = so.device_imbalance
     b = dev.bursts
     return StationNetwork(
-        d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["write_shards"], cfg["acks"],
+        d_read, d_write, servers, mult, scv, cfg["read_fraction"], rf, inp.layout.acks_waited,
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         flush_queue_share=b.queue_share, burst_read_cap=b.read_cap,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
@@ -1615,7 +1644,7 @@ def solve(model: NodeModel) -> Solution:
     """Solve every configuration's network: closed loop (approximate MVA) or open arrivals."""
     cfg = model.inputs.cfg
     if model.inputs.workload.closed:
-        return solve_closed(model.net, cfg["population"], cfg["think_time_s"])
+        return solve_closed(model.net, cfg["population"], model.inputs.effective_think_time_s)
     return solve_open(model.net, cfg["arrival_rate"])
 
 
@@ -1790,7 +1819,7 @@ class IoRates:
 def io_rates(model: NodeModel, sol: Solution) -> IoRates:
     """Device I/O rates from the throughput, and outstanding I/Os by Little's law."""
     dev, inp, x = model.devices, model.inputs, sol.throughput
-    f, rf, nodes = inp.cfg["read_fraction"], inp.cfg["write_shards"], inp.cfg["nodes"]
+    f, rf, nodes = inp.cfg["read_fraction"], inp.layout.write_shards, inp.cfg["nodes"]
     devices = model.cpu.devices
     per_dev = x / (devices * nodes)
     metadata = np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)

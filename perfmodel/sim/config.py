@@ -407,7 +407,7 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         nodes=int(cfg["nodes"][i]),
         closed=closed,
         population=int(cfg["population"][i]) if closed else 1,
-        think_time=float(cfg["think_time_s"][i]),
+        think_time=float(inp.effective_think_time_s[i]),
         arrival_rate=float(cfg["arrival_rate"][i]),
         flush_bytes_per_write=float(dev.bg_bytes_per_write[i]) if flush else 0.0,
         flush_ios=int(round(float(dev.bursts.queue_depth[i]))) if flush else 0,
@@ -425,5 +425,5 @@ def config_from_model(model, i: int = 0, *, family: str = "gamma", service: dict
         zones=int(inp.knobs.zones[i]) if zone_rtt > 0 else 1,
         zone_rtt=zone_rtt,
         zone_hops=float(np.broadcast_to(path.zone_hops, (inp.size,))[i]),
-        read_acks=int(min(cfg["read_acks"][i], net.copies[i])),
+        read_acks=int(min(inp.layout.read_acks_waited[i], net.copies[i])),
     )
