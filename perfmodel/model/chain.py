@@ -154,6 +154,40 @@ class SystemArrays:
 
 
 @dataclass(frozen=True)
+class ConfigArrays:
+    """The workload and configuration per configuration, as the caller gave them (broadcast; the
+    numbers as floats): what the stages derive from them has names of its own (:class:`Layout`,
+    :attr:`Inputs.effective_think_time_s`)."""
+
+    platform_index: np.ndarray  # the configuration's platform in :attr:`PlatformArrays.platforms`
+    system: np.ndarray  # the system's id or spec path, as given
+    nodes: np.ndarray  # [count]
+    read_fraction: np.ndarray  # reads among requests [-]
+    object_bytes: np.ndarray  # [B]
+    io_bytes: np.ndarray  # a device I/O's size [B]
+    message_bytes: np.ndarray  # a request's and its response's payload on the network [B]
+    dataset_bytes: np.ndarray  # [B]
+    zipf_s: np.ndarray  # Zipf exponent [-]
+    key_distribution: np.ndarray  # :data:`perfmodel.inputs.keys.KEY_DISTRIBUTIONS`
+    hot_data_fraction: np.ndarray  # the hot set's share of the keys [-] (NaN: none given)
+    hot_op_fraction: np.ndarray  # the hot set's share of the requests [-] (NaN: none given)
+    access_pattern: np.ndarray  # the order requests visit keys: random or sequential
+    think_time_s: np.ndarray  # a closed loop's client think time, as given [s]
+    population: np.ndarray  # requests outstanding in a closed loop (1 under open arrivals) [count]
+    iodepth: np.ndarray  # requests a client thread keeps outstanding (1 under open arrivals) [count]
+    arrival_rate: np.ndarray  # open arrivals [1/s] (NaN in a closed loop)
+    replication_factor: np.ndarray  # the pool's copies [count]
+    acks: np.ndarray  # replica answers a write waits for by its consistency level [count]
+    read_acks: np.ndarray  # replica answers a read waits for by read_consistency [count]
+
+
+#: the entries of :class:`ConfigArrays` that are numbers (held as floats)
+CONFIG_NUMBERS = ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
+                  "zipf_s", "hot_data_fraction", "hot_op_fraction", "think_time_s", "population", "iodepth",
+                  "arrival_rate", "replication_factor", "acks", "read_acks")  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Inputs:
     """The grid: workload arrays, resolved knobs, platform and system arrays, parameters -- as
     given -- and what :func:`inputs` derives from them under names of its own (``layout``,
@@ -162,7 +196,7 @@ class Inputs:
     size: int
     workload: Workload
     params: ParameterSet
-    cfg: dict
+    cfg: ConfigArrays
     knobs: settings.KnobArrays
     plat: PlatformArrays
     sys: SystemArrays
@@ -196,8 +230,6 @@ def _each_array(obj, fn):
     of every array."""
     if isinstance(obj, np.ndarray):
         return fn(obj)
-    if isinstance(obj, dict):
-        return {k: fn(v) for k, v in obj.items()}
     arrays = {f.name: getattr(obj, f.name) for f in fields(obj)}
     return replace(obj, **{k: fn(v) for k, v in arrays.items() if isinstance(v, np.ndarray)})
 
@@ -208,7 +240,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     nodes = check_nodes(nodes)
     resolved = settings.resolve(knobs)
     platforms, platform_index = _as_platforms(platform)
-    size, cfg = _broadcast(
+    size, arrays = _broadcast(
         {
             "platform_index": platform_index,
             "system": system,
@@ -233,27 +265,21 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             **{f"knob:{k}": v for k, v in resolved.items()},
         }
     )
-    given_knobs = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
-    for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
-                "zipf_s", "hot_data_fraction", "hot_op_fraction",
-                "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
-                "acks", "read_acks"):  # fmt: skip
-        cfg[key] = cfg[key].astype(float)
-    sys_ = _system_arrays(cfg["system"])
+    given_knobs = {k.removeprefix("knob:"): arrays.pop(k) for k in list(arrays) if k.startswith("knob:")}
+    cfg = ConfigArrays(**{k: v.astype(float) if k in CONFIG_NUMBERS else v for k, v in arrays.items()})
+    sys_ = _system_arrays(cfg.system)
     # a knob of another system is refused, never ignored; then unset entries take their defaults
     settings.check_applies({k: given_knobs[k] for k in knobs}, sys_.specs, sys_.codes)
     knob_arrays = settings.KnobArrays(**settings.fill_defaults(given_knobs))
     knob_arrays = replace(knob_arrays, **_statement_defaults(knob_arrays, workload, sys_))
-    why = placement_error(
-        cfg["nodes"], cfg["replication_factor"], copies_per_node=knob_arrays.copies_per_node
-    )
+    why = placement_error(cfg.nodes, cfg.replication_factor, copies_per_node=knob_arrays.copies_per_node)
     if why:
         raise ValueError(why)
     pool = layout(cfg, knob_arrays, sys_.coordinator)
-    plat = _with_network(_platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays.network)
+    plat = _with_network(_platform_arrays(platforms, cfg.platform_index.astype(int)), knob_arrays.network)
     for spec in sys_.specs:
         spec.check_parameters(params)
-    think = effective_think_time(cfg["think_time_s"], knob_arrays.client_cores, params)
+    think = effective_think_time(cfg.think_time_s, knob_arrays.client_cores, params)
     return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_, pool, think)
 
 
@@ -333,7 +359,7 @@ class Layout:
     read_acks_waited: np.ndarray
 
 
-def layout(cfg: dict, knobs: settings.KnobArrays, coordinator: np.ndarray) -> Layout:
+def layout(cfg: ConfigArrays, knobs: settings.KnobArrays, coordinator: np.ndarray) -> Layout:
     """The pool's :class:`Layout` from the workload (``cfg``), the knobs ``ec_k`` / ``ec_m`` and
     whether the system coordinates reads (``coordinator``).
 
@@ -351,15 +377,15 @@ def layout(cfg: dict, knobs: settings.KnobArrays, coordinator: np.ndarray) -> La
     Redis) answers from one whatever read_consistency says, and an EC read gathers chunks instead.
     """
     k, m = knobs.ec_k.astype(float), knobs.ec_m.astype(float)
-    rf = cfg["replication_factor"]
+    rf = cfg.replication_factor
     ec = np.isfinite(k)
     if (ec != np.isfinite(m)).any():
         raise ValueError("ec_k / ec_m: an erasure-coded pool needs both (k data and m coding chunks)")
-    why = placement_error(cfg["nodes"], 1.0, k, m, knobs.copies_per_node)
+    why = placement_error(cfg.nodes, 1.0, k, m, knobs.copies_per_node)
     if why:
         raise ValueError(why)
     k, m = np.where(ec, k, 1.0), np.where(ec, m, 0.0)
-    full_write = cfg["io_bytes"] >= k * EC_STRIPE_UNIT
+    full_write = cfg.io_bytes >= k * EC_STRIPE_UNIT
     shards = np.where(full_write, k + m, 1.0 + m)
     return Layout(
         data_copies=np.where(ec, (k + m) / k, rf),
@@ -367,8 +393,8 @@ def layout(cfg: dict, knobs: settings.KnobArrays, coordinator: np.ndarray) -> La
         read_chunks=np.where(ec, k, 1.0),
         rmw_reads=np.where(ec & ~full_write, k, 0.0),
         write_shards=np.where(ec, shards, rf),
-        acks_waited=np.where(ec, shards, cfg["acks"]),  # Ceph waits for every shard of its acting set
-        read_acks_waited=np.where(coordinator & ~ec, cfg["read_acks"], 1.0),
+        acks_waited=np.where(ec, shards, cfg.acks),  # Ceph waits for every shard of its acting set
+        read_acks_waited=np.where(coordinator & ~ec, cfg.read_acks, 1.0),
     )
 
 
@@ -641,7 +667,7 @@ def _load_threads(inp: Inputs) -> np.ndarray:
     if not inp.workload.closed:
         return np.full(inp.size, np.inf)
     cfg = inp.cfg
-    return np.maximum(np.ceil(cfg["population"] / cfg["iodepth"] / cfg["nodes"]), 1.0)
+    return np.maximum(np.ceil(cfg.population / cfg.iodepth / cfg.nodes), 1.0)
 
 
 def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
@@ -657,9 +683,9 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
     if not inp.workload.closed:
         return threads
     cfg = inp.cfg
-    f = cfg["read_fraction"]
+    f = cfg.read_fraction
     copies = f + (1.0 - f) * inp.layout.write_shards
-    return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
+    return np.clip(cfg.population * copies / cfg.nodes, 1.0, threads)
 
 
 def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0) -> np.ndarray:
@@ -691,7 +717,7 @@ def _message_cycles(inp: Inputs, exit_cycles=0.0) -> np.ndarray:
     TCP, on a NIC or loopback, in which ``cpu_cycles_message`` is calibrated; a unix socket's
     less)."""
     socket = inp.plat.net_message_share * inp.sys.parameter(inp.params, "cpu_cycles_message")
-    return (socket + exit_cycles) / inp.cfg["iodepth"]
+    return (socket + exit_cycles) / inp.cfg.iodepth
 
 
 def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
@@ -704,7 +730,7 @@ def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
     statements = inp.knobs.statements_per_op.astype(float)
     op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
     sockets = _message_cycles(inp, exit_cycles) * statements
-    handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg["iodepth"] * statements
+    handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg.iodepth * statements
     g_r = client_cycles(inp, client_share, exit_cycles) * statements
     g_w = g_r / inp.layout.write_shards
     stalls = stall_cycles * statements
@@ -716,7 +742,7 @@ def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_c
     """Per command a node runs [cycles]: the command's cycles, its share of the request messages'
     socket work (with a guest's VM exits) and of a co-located load generator's work --
     ``(c_cmd, (c_msg + e) / iodepth, c_client / copies)`` of :func:`_command_share`."""
-    f, copies = inp.cfg["read_fraction"], inp.layout.write_shards
+    f, copies = inp.cfg.read_fraction, inp.layout.write_shards
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), _write_cycles(inp)
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
@@ -731,7 +757,7 @@ def _write_cycles(inp: Inputs) -> np.ndarray:
     spend (:mod:`perfmodel.mechanisms.durability`, :mod:`perfmodel.mechanisms.ordering`; both 0
     where a spec does not measure them)."""
     sys_, params = inp.sys, inp.params
-    in_order = ordering.sequential(inp.cfg["access_pattern"]) & sys_.key_ordered
+    in_order = ordering.sequential(inp.cfg.access_pattern) & sys_.key_ordered
     spared = durability.log_cpu(sys_.parameter(params, "log_cpu_share"), inp.knobs.durability)
     # an insert that need not find its key's place: in key order, or appended to a vector memtable
     search = np.maximum(
@@ -754,7 +780,7 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycl
     item lock: GETs scale with threads, SETs level off at ``hz / c_lock`` per node (Gunther 2007,
     eq. 4.1: Amdahl as USL with kappa = 0). Like every USL term here it slows the threads, so it
     costs a request at light load too (a known limit: a lock is waited for only under contention)."""
-    f, copies = inp.cfg["read_fraction"], inp.layout.write_shards
+    f, copies = inp.cfg.read_fraction, inp.layout.write_shards
     sys_ = inp.sys
     if not sys_.serial_write_lock.any():  # no such system in the grid: skip a second pass over the costs
         return np.zeros(inp.size)
@@ -855,7 +881,7 @@ def llc_miss_share(inp: Inputs) -> np.ndarray:
         return np.ones(inp.size)
     all_rows = np.ones(inp.size, dtype=bool)
     hit = _hit_ratio(
-        inp, np.where(known, l3, 0.0), np.where(known, data, 1.0), inp.cfg["object_bytes"], all_rows
+        inp, np.where(known, l3, 0.0), np.where(known, data, 1.0), inp.cfg.object_bytes, all_rows
     )
     return np.where(known, 1.0 - hit, 1.0)
 
@@ -863,7 +889,7 @@ def llc_miss_share(inp: Inputs) -> np.ndarray:
 def _per_node_data(inp: Inputs) -> np.ndarray:
     """The data one node holds [B]: ``dataset_bytes x data_copies / nodes``."""
     cfg = inp.cfg
-    return cfg["dataset_bytes"] * inp.layout.data_copies / cfg["nodes"]
+    return cfg.dataset_bytes * inp.layout.data_copies / cfg.nodes
 
 
 def _hit_ratio(inp: Inputs, cache_b, data_b, item_b, rows) -> np.ndarray:
@@ -871,9 +897,9 @@ def _hit_ratio(inp: Inputs, cache_b, data_b, item_b, rows) -> np.ndarray:
     (``rows``: the configurations the arrays belong to, a boolean mask)."""
     cfg = inp.cfg
     return _cache.hit_ratios(
-        cache_b, data_b, item_b, cfg["key_distribution"][rows],
-        zipf_s=cfg["zipf_s"][rows], hot_data_fraction=cfg["hot_data_fraction"][rows],
-        hot_op_fraction=cfg["hot_op_fraction"][rows],
+        cache_b, data_b, item_b, cfg.key_distribution[rows],
+        zipf_s=cfg.zipf_s[rows], hot_data_fraction=cfg.hot_data_fraction[rows],
+        hot_op_fraction=cfg.hot_op_fraction[rows],
     )  # fmt: skip
 
 
@@ -907,7 +933,7 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
         return _hit_ratio(inp, cache_b, data_b, item_b, rows)
 
     all_rows = np.ones(inp.size, dtype=bool)
-    data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg["object_bytes"], all_rows), 0.0)
+    data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg.object_bytes, all_rows), 0.0)
     cold = inp.knobs.cache_state == "cold"
     resident = sys_.data_cache & (inp.knobs.cache_state == "resident")
     data_hit = np.where(cold, 0.0, np.where(resident, 1.0, data_hit))
@@ -922,7 +948,7 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     page_cache_hit = np.zeros(inp.size)
     if buffered.any():  # a second hit-ratio solve, only where a page cache exists
         in_memory = np.maximum(cache_bytes, ram_share - cache_bytes)[buffered]
-        both = hit(in_memory, per_node_data[buffered], cfg["object_bytes"][buffered], buffered)
+        both = hit(in_memory, per_node_data[buffered], cfg.object_bytes[buffered], buffered)
         page_cache_hit[buffered] = np.maximum(both - data_hit[buffered], 0.0)
     metadata_reads = np.zeros(inp.size)
     for code, spec in enumerate(sys_.specs):
@@ -1028,11 +1054,11 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     )
     wal_ids = settings.fill(k.wal_device, plat.wal_device)
     wal, has_wal = _lab_device(device_specs(wal_ids, list(plat.platforms), plat.index), factor), wal_ids != ""
-    io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
+    io_bytes = np.maximum(cfg.io_bytes, sys_.page_bytes)
     # erasure coding: a large read gathers k chunks of 1/k, a write shard carries 1/k (or the chunk)
     chunk = np.where(inp.layout.read_chunks > 1, EC_STRIPE_UNIT, 0.0)  # an EC read reads whole stripe units
-    read_bytes = np.maximum(np.maximum(cfg["io_bytes"] / inp.layout.read_chunks, chunk), sys_.page_bytes)
-    write_bytes = np.maximum(cfg["io_bytes"] * inp.layout.shard_fraction, sys_.page_bytes)
+    read_bytes = np.maximum(np.maximum(cfg.io_bytes / inp.layout.read_chunks, chunk), sys_.page_bytes)
+    write_bytes = np.maximum(cfg.io_bytes * inp.layout.shard_fraction, sys_.page_bytes)
     occ_r = storage.io_occupancy(read_bytes, data.parallelism, data.read_iops, data.seq_read)
     occ_w = storage.io_occupancy(write_bytes, data.parallelism, data.write_iops, data.seq_write)
     occ_stripe = storage.io_occupancy(  # a stripe-unit chunk read of a read-modify-write
@@ -1052,12 +1078,10 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     writing = _write_statements(k)  # dirty pages per writing statement
     lookups, rows = _keys_and_rows(k)  # page reads per index lookup (a statement, or each IN-list key)
     # keys read in the order the store keeps share its pages (mechanisms.ordering)
-    in_order = ordering.sequential(cfg["access_pattern"]) & sys_.key_ordered
-    pages = lookups * ordering.pages_per_key(cfg["object_bytes"], sys_.page_bytes, in_order)
+    in_order = ordering.sequential(cfg.access_pattern) & sys_.key_ordered
+    pages = lookups * ordering.pages_per_key(cfg.object_bytes, sys_.page_bytes, in_order)
     # a range's further rows fill the next pages of a store that keeps key order
-    pages = pages + ordering.range_pages(
-        rows - lookups, cfg["object_bytes"], sys_.page_bytes, sys_.key_ordered
-    )
+    pages = pages + ordering.range_pages(rows - lookups, cfg.object_bytes, sys_.page_bytes, sys_.key_ordered)
     per_miss = sys_.parameter(params, "device_reads_per_miss") * pages * inp.layout.read_chunks
     miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
     copies = cache_.page_cache_hit * per_miss  # from the OS page cache (buffered I/O)
@@ -1109,9 +1133,9 @@ def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: n
     )
     factor = compaction.background_factor(factor, inp.knobs.compactions, inp.sys.lsm)
     factor = durability.background_factor(factor, inp.knobs.durability, inp.sys.lsm)
-    per_write = cfg["object_bytes"] * factor * writing
+    per_write = cfg.object_bytes * factor * writing
     occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
-    per_request = (1 - cfg["read_fraction"]) * per_write * inp.layout.write_shards / cfg["nodes"]
+    per_request = (1 - cfg.read_fraction) * per_write * inp.layout.write_shards / cfg.nodes
     return per_write, occ, per_write / bursts.FLUSH_IO_BYTES * occ, per_request
 
 
@@ -1206,7 +1230,7 @@ def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
     replicas counted, so a node holds ``units x daemons`` and a device ``units x daemons per
     device``."""
     cfg, sys_ = inp.cfg, inp.sys
-    nodes, rf = cfg["nodes"], inp.layout.write_shards
+    nodes, rf = cfg.nodes, inp.layout.write_shards
     node_imb, dev_imb = np.ones(inp.size), np.ones(inp.size)
     knob = inp.knobs.placement_units.astype(float)
     per_device = _daemons_per_device(inp)
@@ -1246,11 +1270,11 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     replica_hop = np.where((inp.layout.acks_waited >= 2) & (inp.layout.write_shards >= 2), rtt, 0.0)
     # a read at QUORUM / ALL waits for the digests of replicas other than its coordinator: as well
     read_hop = np.where((inp.layout.read_acks_waited >= 2) & (inp.layout.write_shards >= 2), rtt, 0.0)
-    net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0) * statements
+    net = np.where(sys_.remote, (cfg.message_bytes + HEADER_BYTES) / plat.net_bw, 0.0) * statements
     # an erasure-coded write sends each shard its chunk (1/k of the bytes) from the primary
     net_shard = (
         np.where(
-            sys_.remote, (cfg["message_bytes"] * inp.layout.shard_fraction + HEADER_BYTES) / plat.net_bw, 0.0
+            sys_.remote, (cfg.message_bytes * inp.layout.shard_fraction + HEADER_BYTES) / plat.net_bw, 0.0
         )
         * statements
     )
@@ -1285,7 +1309,7 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
         log_write=log,
         log_files=inp.knobs.log_files.astype(float),
-        link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
+        link=np.where(has_link, (cfg.message_bytes + HEADER_BYTES) / link_bw, 0.0),
         log_flushes=flushes.astype(float),
         log_background=log_background,
         zone_rtt=zone_rtt,
@@ -1317,9 +1341,9 @@ def _zones(inp: Inputs):
     cfg, plat = inp.cfg, inp.plat
     zones = settings.fill(inp.knobs.zones, 1.0).astype(float)  # unset in a list: one site
     spread = zones > 1
-    if (spread & (zones > cfg["nodes"])).any():
-        i = int(np.argmax(spread & (zones > cfg["nodes"])))
-        raise ValueError(f"zones: {zones[i]:g} zones need as many nodes, got nodes={cfg['nodes'][i]:g}")
+    if (spread & (zones > cfg.nodes)).any():
+        i = int(np.argmax(spread & (zones > cfg.nodes)))
+        raise ValueError(f"zones: {zones[i]:g} zones need as many nodes, got nodes={cfg.nodes[i]:g}")
     between = settings.fill(inp.knobs.zone_rtt_s, plat.zone_rtt_s).astype(float)
     if (spread & inp.sys.remote & ~np.isfinite(between)).any():  # a system without round trips crosses none
         i = int(np.argmax(spread & inp.sys.remote & ~np.isfinite(between)))
@@ -1552,7 +1576,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     forward). Placement imbalance scales each node's (device's) load to the busiest one's.
     """
     size, k, cfg = inp.size, len(STATIONS), inp.cfg
-    nodes, rf = cfg["nodes"], inp.layout.write_shards
+    nodes, rf = cfg.nodes, inp.layout.write_shards
     fwd = so.forwarded
     cyc_fwd = inp.sys.take(
         [s.parameter(inp.params, "cpu_cycles_forward") if s.coordinator else 0.0 for s in inp.sys.specs]
@@ -1577,7 +1601,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         # (as many flush slots as requests can be outstanding)
         # k flushes in turn, each exponential: SCV 1 / k
         "log": (0.0, path.log_write,
-                np.where(inp.sys.group_commit, np.maximum(path.log_files, cfg["population"]), path.log_files),
+                np.where(inp.sys.group_commit, np.maximum(path.log_files, cfg.population), path.log_files),
                 nodes, 1.0 / path.log_flushes),
         "client_link": (path.link, path.link, 1.0, 1.0, 0.0),
         # the load generator's cores: its time per request, exponential (a CPU's mix of work)
@@ -1614,7 +1638,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     imbalance[:, IX["device"]] = so.device_imbalance
     b = dev.bursts
     return StationNetwork(
-        d_read, d_write, servers, mult, scv, cfg["read_fraction"], rf, inp.layout.acks_waited,
+        d_read, d_write, servers, mult, scv, cfg.read_fraction, rf, inp.layout.acks_waited,
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         flush_queue_share=b.queue_share, burst_read_cap=b.read_cap,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
@@ -1644,8 +1668,8 @@ def solve(model: NodeModel) -> Solution:
     """Solve every configuration's network: closed loop (approximate MVA) or open arrivals."""
     cfg = model.inputs.cfg
     if model.inputs.workload.closed:
-        return solve_closed(model.net, cfg["population"], model.inputs.effective_think_time_s)
-    return solve_open(model.net, cfg["arrival_rate"])
+        return solve_closed(model.net, cfg.population, model.inputs.effective_think_time_s)
+    return solve_open(model.net, cfg.arrival_rate)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1673,7 +1697,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     waits behind a share of the burst backlog B, a write held by memtable back-pressure waits the
     rest of a flush (:func:`perfmodel.mechanisms.bursts.closed_loop_burst`; docs/models.md)."""
     net, x, inp = model.net, sol.throughput, model.inputs
-    f = inp.cfg["read_fraction"]
+    f = inp.cfg.read_fraction
     mean_r, var_r, mean_w, var_w = class_moments(net, sol)
     # writes held by memtable back-pressure (solve_closed): a share p_stall of them waits the
     # rest of a flush, stall / p_stall on average -- taken as that constant
@@ -1684,7 +1708,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # latency is a mixture over how many round trips between zones the request makes
     zones_r, zones_w = zone_mixtures(model.paths)
     # a read that meets a flush burst waits in it (closed loop: fewer reads meet it, each longer)
-    population = inp.cfg["population"] if inp.workload.closed else None
+    population = inp.cfg.population if inp.workload.closed else None
     burst = bursts.read_tail(net, model.devices.bursts, x, population)
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
@@ -1819,7 +1843,7 @@ class IoRates:
 def io_rates(model: NodeModel, sol: Solution) -> IoRates:
     """Device I/O rates from the throughput, and outstanding I/Os by Little's law."""
     dev, inp, x = model.devices, model.inputs, sol.throughput
-    f, rf, nodes = inp.cfg["read_fraction"], inp.layout.write_shards, inp.cfg["nodes"]
+    f, rf, nodes = inp.cfg.read_fraction, inp.layout.write_shards, inp.cfg.nodes
     devices = model.cpu.devices
     per_dev = x / (devices * nodes)
     metadata = np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)
@@ -1845,7 +1869,7 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
     # a load that leaves no throughput or an infinite latency is past capacity, open loop or closed
     endless = ~np.isfinite(t.mean) | np.any([~np.isfinite(t.quantiles[q][2]) for q in t.quantiles], axis=0)
     sat = sat | ~(x > 0) | endless
-    f = inp.cfg["read_fraction"]
+    f = inp.cfg.read_fraction
     has_r, has_w = f > 0, f < 1
 
     def ms(v, cls_mask=None):
@@ -1859,13 +1883,13 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
         {
             "platform": _categorical(inp.plat.id),
             "system": pd.Categorical.from_codes(inp.sys.codes, [s.id for s in inp.sys.specs]),
-            "nodes": inp.cfg["nodes"],
+            "nodes": inp.cfg.nodes,
             "cores": model.cpu.cores,
             "threads_per_core": model.cpu.threads_per_core,
             "shards": model.cpu.threads,
             "device": _categorical(model.devices.data.ids),
-            "concurrency": inp.cfg["population"] if inp.workload.closed else np.nan,
-            "arrival_rate": inp.cfg["arrival_rate"],
+            "concurrency": inp.cfg.population if inp.workload.closed else np.nan,
+            "arrival_rate": inp.cfg.arrival_rate,
             "read_fraction": f,
             "cache_hit_ratio": model.cache.data_hit,
             "throughput_ops_s": x,

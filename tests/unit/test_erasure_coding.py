@@ -31,7 +31,7 @@ def test_a_full_stripe_write_sends_k_plus_m_chunks_of_one_kth():
     pool = ec.inputs.layout
     assert pool.write_shards[0] == 8 and pool.acks_waited[0] == 8  # every shard acknowledges
     # the pool's replication factor and the workload's acks are never rewritten
-    assert ec.inputs.cfg["replication_factor"][0] == 3 and ec.inputs.cfg["acks"][0] == 1
+    assert ec.inputs.cfg.replication_factor[0] == 3 and ec.inputs.cfg.acks[0] == 1
     assert pool.shard_fraction[0] == pytest.approx(1 / 6) and pool.rmw_reads[0] == 0
     rep = _model(4 << 20, 0.0, NAN, NAN)
     # bytes on the wire per write: (k + m) / k = 1.33x the object against 3x for three replicas

@@ -1,5 +1,7 @@
-"""The grid between the model's stages is typed (issue 38, point 3): resolved knobs are the fields of
-:class:`perfmodel.inputs.knobs.KnobArrays`, generated from the knob table, and frozen."""
+"""The grid between the model's stages is typed (issue 38, point 3): the workload's entries are the
+fields of :class:`perfmodel.model.chain.ConfigArrays`, the resolved knobs those of
+:class:`perfmodel.inputs.knobs.KnobArrays` (generated from the knob table), both frozen and as given;
+what the stages derive has names of its own (``Inputs.layout``, ``Inputs.effective_think_time_s``)."""
 
 from __future__ import annotations
 
@@ -45,12 +47,24 @@ def test_resolved_knobs_are_frozen_arrays_one_entry_per_configuration():
         inp.knobs.cache_bytes = np.zeros(2)
 
 
-def test_repeat_and_take_tile_and_slice_every_knob():
-    inp = _inputs(cache_bytes=[1e9, 2e9, 3e9])
+def test_config_arrays_are_frozen_typed_arrays_one_entry_per_configuration():
+    assert all(f.type == "np.ndarray" for f in dataclasses.fields(chain.ConfigArrays))
+    inp = _inputs(nodes=[1, 2, 3])
+    for f in dataclasses.fields(inp.cfg):
+        assert np.shape(getattr(inp.cfg, f.name)) == (3,), f.name
+    assert inp.cfg.nodes.dtype == float and inp.cfg.nodes.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        inp.cfg.nodes = np.ones(3)
+
+
+def test_repeat_and_take_tile_and_slice_every_per_configuration_array():
+    inp = _inputs(nodes=[1, 2, 3], cache_bytes=[1e9, 2e9, 3e9])
     twice = inp.repeat(2, inp.params)
     assert twice.size == 6 and twice.knobs.cache_bytes.tolist() == [1e9, 2e9, 3e9] * 2
     part = twice.take(slice(2, 4))
     assert part.size == 2 and part.knobs.cache_bytes.tolist() == [3e9, 1e9]
+    assert part.cfg.nodes.tolist() == [3.0, 1.0] and part.layout.write_shards.shape == (2,)
+    assert part.effective_think_time_s.shape == (2,)
     assert part.plat.cores.shape == (2,) and part.sys.codes.shape == (2,)
 
 
@@ -62,7 +76,7 @@ AS_GIVEN = ("read_fraction", "object_bytes", "io_bytes", "message_bytes", "datas
 def _as_given(inp, w):
     for name in AS_GIVEN:
         given = np.broadcast_to(np.asarray(getattr(w, name), dtype=float), (inp.size,))
-        assert np.array_equal(inp.cfg[name], given), name
+        assert np.array_equal(getattr(inp.cfg, name), given), name
 
 
 def test_an_erasure_coded_pool_leaves_the_workloads_copies_and_acks_as_given():
@@ -73,7 +87,7 @@ def test_an_erasure_coded_pool_leaves_the_workloads_copies_and_acks_as_given():
     inp = chain.inputs("x86-ceph-osd-c220m5", w, nodes=8, params="default", system="ceph",
                        knobs={"ec_k": 4.0, "ec_m": 2.0})  # fmt: skip
     _as_given(inp, w)
-    assert inp.cfg["acks"].tolist() == [3.0, 3.0] and inp.cfg["read_acks"].tolist() == [2.0, 2.0]
+    assert inp.cfg.acks.tolist() == [3.0, 3.0] and inp.cfg.read_acks.tolist() == [2.0, 2.0]
     assert inp.layout.write_shards.tolist() == [3.0, 6.0]  # a partial stripe: 1 + m; a full one: k + m
     assert inp.layout.acks_waited.tolist() == [3.0, 6.0]
     assert inp.layout.read_acks_waited.tolist() == [1.0, 1.0]  # an EC read gathers chunks instead
@@ -89,7 +103,7 @@ def test_a_coordinator_less_system_keeps_read_acks_and_think_time_as_given():
     inp = chain.inputs(PLATFORM, w, nodes=[2, 2], params=params, system="redis",
                        knobs={"client_cores": [np.nan, 4.0]})  # fmt: skip
     _as_given(inp, w)
-    assert inp.cfg["read_acks"].tolist() == [2.0, 2.0] and inp.cfg["think_time_s"].tolist() == [1e-3, 1e-3]
+    assert inp.cfg.read_acks.tolist() == [2.0, 2.0] and inp.cfg.think_time_s.tolist() == [1e-3, 1e-3]
     assert inp.layout.read_acks_waited.tolist() == [1.0, 1.0]
     assert inp.layout.acks_waited.tolist() == [2.0, 2.0] and inp.layout.write_shards.tolist() == [2.0, 2.0]
     assert inp.effective_think_time_s.tolist() == [1e-3 + 2e-4, 1e-3]  # own cores: the station client
