@@ -11,8 +11,10 @@ reading typed inputs and returning a small frozen result)::
 ============  ==============================================================
 stage         what it decides
 ============  ==============================================================
-inputs        broadcast arrays of the workload, knobs (:mod:`perfmodel.inputs.knobs`),
-              platform (catalog) and system (:mod:`perfmodel.inputs.systems` spec)
+inputs        the typed grid, as given: workload (:class:`ConfigArrays`), knobs
+              (:class:`perfmodel.inputs.knobs.KnobArrays`), platform (catalog) and system
+              (:mod:`perfmodel.inputs.systems` spec); derived under names of their own: the
+              pool's layout (:class:`Layout`) and the effective think time
 cpu           threads, SMT yield, USL, NUMA, virtualisation, idle daemon cores
 cache         cache size, data hit ratio, metadata-cache misses
 devices       occupancies, device I/Os per operation, WAL / log split,
@@ -28,9 +30,10 @@ report        the output frame; system hooks add their columns (TPC-C tpmC)
 ============  ==============================================================
 
 Every array has one entry per configuration; nothing loops in Python per
-configuration. System-specific behaviour comes from the system spec's data
-(threading, caches, daemons, log) and its named hooks, never from a branch on
-the system's name.
+configuration. Stages pass typed, frozen results, never string-keyed dicts, and
+no input is rewritten to mean something else (issue 38). System-specific
+behaviour comes from the system spec's data (threading, caches, daemons, log)
+and its named hooks, never from a branch on the system's name.
 """
 
 from __future__ import annotations
