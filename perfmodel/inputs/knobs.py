@@ -27,7 +27,7 @@ that set a knob with ones that do not.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 from typing import Any
 
 import numpy as np
@@ -443,6 +443,28 @@ KNOBS: dict[str, Knob] = {
 
 #: figure column -> the knob it sets as it is (:attr:`Knob.column`)
 COLUMN_KNOBS: dict[str, Knob] = {k.column: k for k in KNOBS.values() if k.column}
+
+
+def _knob_arrays_class() -> type:
+    """:class:`KnobArrays`, one ``np.ndarray`` field per entry of :data:`KNOBS`, in its order."""
+    doc = """Every knob resolved for a grid: one array per knob, one entry per configuration, in the
+    knob's unit (:data:`KNOBS`); an entry the model fills from the platform or the system is None /
+    NaN (:func:`fill`).
+
+    Generated from :data:`KNOBS` (``dataclasses.make_dataclass``): a knob added to the table is a
+    field here with no second edit, read as ``knobs.cache_bytes``. Frozen: a stage derives its own
+    values from a knob, it never writes one back."""
+    cls = make_dataclass(
+        "KnobArrays",
+        [(name, np.ndarray) for name in KNOBS],
+        frozen=True,
+        namespace={"__doc__": doc},
+    )
+    cls.__module__ = __name__  # pickles by name, like a class written out here
+    return cls
+
+
+KnobArrays = _knob_arrays_class()
 
 
 def _bad(name: str, message: str) -> ValueError:

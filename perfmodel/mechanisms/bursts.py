@@ -413,7 +413,7 @@ def stage(inp, cpu_, data, reads_per_read, bg_bytes_per_write, bg_bytes) -> Burs
     memtable = inp.sys.parameter(inp.params, "memtable_bytes")
     queue_depth = np.minimum(memtable / FLUSH_IO_BYTES, inp.params["block_queue_limit"])
     flush_bytes = queue_depth * FLUSH_IO_BYTES  # W = flush bytes / bytes per write replica
-    rf, nodes = inp.cfg["write_shards"], inp.cfg["nodes"]
+    rf, nodes = inp.layout.write_shards, inp.cfg.nodes
     return Bursts(
         queue_depth=queue_depth,
         duty_per_op=np.where(lsm, bg_bytes / (data.seq_write * cpu_.devices), 0.0),
@@ -430,7 +430,7 @@ def stage(inp, cpu_, data, reads_per_read, bg_bytes_per_write, bg_bytes) -> Burs
         stall_share=np.where(
             lsm & (bg_bytes_per_write > 0), rf * bg_bytes_per_write / (nodes * flush_bytes), 0.0
         ),
-        size_scv=np.broadcast_to(inp.knobs["flush_size_scv"].astype(float), np.shape(queue_depth)),
+        size_scv=np.broadcast_to(inp.knobs.flush_size_scv.astype(float), np.shape(queue_depth)),
     )
 
 

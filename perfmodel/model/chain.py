@@ -11,8 +11,10 @@ reading typed inputs and returning a small frozen result)::
 ============  ==============================================================
 stage         what it decides
 ============  ==============================================================
-inputs        broadcast arrays of the workload, knobs (:mod:`perfmodel.inputs.knobs`),
-              platform (catalog) and system (:mod:`perfmodel.inputs.systems` spec)
+inputs        the typed grid, as given: workload (:class:`ConfigArrays`), knobs
+              (:class:`perfmodel.inputs.knobs.KnobArrays`), platform (catalog) and system
+              (:mod:`perfmodel.inputs.systems` spec); derived under names of their own: the
+              pool's layout (:class:`Layout`) and the effective think time
 cpu           threads, SMT yield, USL, NUMA, virtualisation, idle daemon cores
 cache         cache size, data hit ratio, metadata-cache misses
 devices       occupancies, device I/Os per operation, WAL / log split,
@@ -28,9 +30,10 @@ report        the output frame; system hooks add their columns (TPC-C tpmC)
 ============  ==============================================================
 
 Every array has one entry per configuration; nothing loops in Python per
-configuration. System-specific behaviour comes from the system spec's data
-(threading, caches, daemons, log) and its named hooks, never from a branch on
-the system's name.
+configuration. Stages pass typed, frozen results, never string-keyed dicts, and
+no input is rewritten to mean something else (issue 38). System-specific
+behaviour comes from the system spec's data (threading, caches, daemons, log)
+and its named hooks, never from a branch on the system's name.
 """
 
 from __future__ import annotations
@@ -154,52 +157,84 @@ class SystemArrays:
 
 
 @dataclass(frozen=True)
+class ConfigArrays:
+    """The workload and configuration per configuration, as the caller gave them (broadcast; the
+    numbers as floats): what the stages derive from them has names of its own (:class:`Layout`,
+    :attr:`Inputs.effective_think_time_s`)."""
+
+    platform_index: np.ndarray  # the configuration's platform in :attr:`PlatformArrays.platforms`
+    system: np.ndarray  # the system's id or spec path, as given
+    nodes: np.ndarray  # [count]
+    read_fraction: np.ndarray  # reads among requests [-]
+    object_bytes: np.ndarray  # [B]
+    io_bytes: np.ndarray  # a device I/O's size [B]
+    message_bytes: np.ndarray  # a request's and its response's payload on the network [B]
+    dataset_bytes: np.ndarray  # [B]
+    zipf_s: np.ndarray  # Zipf exponent [-]
+    key_distribution: np.ndarray  # :data:`perfmodel.inputs.keys.KEY_DISTRIBUTIONS`
+    hot_data_fraction: np.ndarray  # the hot set's share of the keys [-] (NaN: none given)
+    hot_op_fraction: np.ndarray  # the hot set's share of the requests [-] (NaN: none given)
+    access_pattern: np.ndarray  # the order requests visit keys: random or sequential
+    think_time_s: np.ndarray  # a closed loop's client think time, as given [s]
+    population: np.ndarray  # requests outstanding in a closed loop (1 under open arrivals) [count]
+    iodepth: np.ndarray  # requests a client thread keeps outstanding (1 under open arrivals) [count]
+    arrival_rate: np.ndarray  # open arrivals [1/s] (NaN in a closed loop)
+    replication_factor: np.ndarray  # the pool's copies [count]
+    acks: np.ndarray  # replica answers a write waits for by its consistency level [count]
+    read_acks: np.ndarray  # replica answers a read waits for by read_consistency [count]
+
+
+#: the entries of :class:`ConfigArrays` that are numbers (held as floats)
+CONFIG_NUMBERS = ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
+                  "zipf_s", "hot_data_fraction", "hot_op_fraction", "think_time_s", "population", "iodepth",
+                  "arrival_rate", "replication_factor", "acks", "read_acks")  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Inputs:
-    """The grid: workload arrays, resolved knobs, platform and system arrays, parameters."""
+    """The grid: workload arrays, resolved knobs, platform and system arrays, parameters -- as
+    given -- and what :func:`inputs` derives from them under names of its own (``layout``,
+    ``effective_think_time_s``): no input is rewritten to mean something else."""
 
     size: int
     workload: Workload
     params: ParameterSet
-    cfg: dict
-    knobs: dict
+    cfg: ConfigArrays
+    knobs: settings.KnobArrays
     plat: PlatformArrays
     sys: SystemArrays
+    #: what the pool's layout (replicas or erasure-coded chunks) makes of a request (:func:`layout`)
+    layout: Layout
+    #: a closed loop's time between a reply and the client's next request: ``think_time_s`` plus the
+    #: load generator's own time where it has no cores of its own (:func:`effective_think_time`) [s]
+    effective_think_time_s: np.ndarray
 
     def repeat(self, times: int, params: ParameterSet) -> Inputs:
         """The grid ``times`` over, one after the other, with ``params`` (a set stacked over the
         copies, :func:`perfmodel.inputs.params.stack_parameters`)."""
-
-        def tile(obj):
-            return replace(obj, **{f.name: np.tile(getattr(obj, f.name), times) for f in fields(obj)
-                                   if isinstance(getattr(obj, f.name), np.ndarray)})  # fmt: skip
-
-        return Inputs(
-            self.size * times,
-            self.workload,
-            params,
-            {k: np.tile(v, times) for k, v in self.cfg.items()},
-            {k: np.tile(v, times) if np.ndim(v) else v for k, v in self.knobs.items()},
-            tile(self.plat),
-            tile(self.sys),
-        )
+        return self._each(lambda a: np.tile(a, times), self.size * times, params)
 
     def take(self, rows: slice) -> Inputs:
         """The configurations ``rows`` of the grid (every stage is per configuration)."""
+        return self._each(lambda a: a[rows], len(range(*rows.indices(self.size))), self.params)
 
-        def cut(obj):
-            return replace(obj, **{f.name: getattr(obj, f.name)[rows] for f in fields(obj)
-                                   if isinstance(getattr(obj, f.name), np.ndarray)})  # fmt: skip
+    def _each(self, fn, size: int, params: ParameterSet) -> Inputs:
+        """The inputs with ``fn`` of every per-configuration array (:data:`GRID_FIELDS`)."""
+        grid = {name: _each_array(getattr(self, name), fn) for name in GRID_FIELDS}
+        return replace(self, size=size, params=params, **grid)
 
-        size = len(range(*rows.indices(self.size)))
-        return Inputs(
-            size,
-            self.workload,
-            self.params,
-            {k: v[rows] for k, v in self.cfg.items()},
-            {k: v[rows] if np.ndim(v) else v for k, v in self.knobs.items()},
-            cut(self.plat),
-            cut(self.sys),
-        )
+
+#: the fields of :class:`Inputs` that hold one entry per configuration
+GRID_FIELDS = ("cfg", "knobs", "plat", "sys", "layout", "effective_think_time_s")
+
+
+def _each_array(obj, fn):
+    """``obj`` (an array, or a dataclass of per-configuration arrays and other values) with ``fn``
+    of every array."""
+    if isinstance(obj, np.ndarray):
+        return fn(obj)
+    arrays = {f.name: getattr(obj, f.name) for f in fields(obj)}
+    return replace(obj, **{k: fn(v) for k, v in arrays.items() if isinstance(v, np.ndarray)})
 
 
 def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inputs:
@@ -208,7 +243,7 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     nodes = check_nodes(nodes)
     resolved = settings.resolve(knobs)
     platforms, platform_index = _as_platforms(platform)
-    size, cfg = _broadcast(
+    size, arrays = _broadcast(
         {
             "platform_index": platform_index,
             "system": system,
@@ -233,52 +268,49 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
             **{f"knob:{k}": v for k, v in resolved.items()},
         }
     )
-    knob_arrays = {k.removeprefix("knob:"): cfg.pop(k) for k in list(cfg) if k.startswith("knob:")}
-    for key in ("nodes", "read_fraction", "object_bytes", "io_bytes", "message_bytes", "dataset_bytes",
-                "zipf_s", "hot_data_fraction", "hot_op_fraction",
-                "think_time_s", "population", "iodepth", "arrival_rate", "replication_factor",
-                "acks", "read_acks"):  # fmt: skip
-        cfg[key] = cfg[key].astype(float)
-    sys_ = _system_arrays(cfg["system"])
+    given_knobs = {k.removeprefix("knob:"): arrays.pop(k) for k in list(arrays) if k.startswith("knob:")}
+    cfg = ConfigArrays(**{k: v.astype(float) if k in CONFIG_NUMBERS else v for k, v in arrays.items()})
+    sys_ = _system_arrays(cfg.system)
     # a knob of another system is refused, never ignored; then unset entries take their defaults
-    settings.check_applies({k: knob_arrays[k] for k in knobs}, sys_.specs, sys_.codes)
-    knob_arrays = settings.fill_defaults(knob_arrays)
-    why = placement_error(
-        cfg["nodes"], cfg["replication_factor"], copies_per_node=knob_arrays["copies_per_node"]
-    )
+    settings.check_applies({k: given_knobs[k] for k in knobs}, sys_.specs, sys_.codes)
+    knob_arrays = settings.KnobArrays(**settings.fill_defaults(given_knobs))
+    knob_arrays = replace(knob_arrays, **_statement_defaults(knob_arrays, workload, sys_))
+    why = placement_error(cfg.nodes, cfg.replication_factor, copies_per_node=knob_arrays.copies_per_node)
     if why:
         raise ValueError(why)
-    # a closed loop's clients also spend the load generator's own time per request (client_time_s;
-    # 0 in the shipped sets): on the load generator's cores when the knob client_cores gives them
-    # (the station client, inside the latency), else between a reply and the next request
-    own_cores = np.isfinite(knob_arrays["client_cores"].astype(float))
-    cfg["think_time_s"] = cfg["think_time_s"] + np.where(
-        own_cores, 0.0, params.values.get("client_time_s", 0.0)
-    )
-    _erasure_coding(cfg, knob_arrays)
-    plat = _with_network(
-        _platform_arrays(platforms, cfg["platform_index"].astype(int)), knob_arrays["network"]
-    )
-    # only a coordinator-based store (Cassandra / ScyllaDB) reads several replicas for one read;
-    # a primary-copy system (Ceph, MySQL, Redis) answers from one whatever read_consistency says
-    cfg["read_acks"] = np.where(sys_.coordinator, cfg["read_acks"], 1.0)
+    pool = layout(cfg, knob_arrays, sys_.coordinator)
+    plat = _with_network(_platform_arrays(platforms, cfg.platform_index.astype(int)), knob_arrays.network)
     for spec in sys_.specs:
         spec.check_parameters(params)
-    _statement_defaults(knob_arrays, workload, sys_)
-    return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_)
+    think = effective_think_time(cfg.think_time_s, knob_arrays.client_cores, params)
+    return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_, pool, think)
 
 
-def _statement_defaults(knobs: dict, workload: Workload, sys_: SystemArrays) -> None:
-    """Fill unset ``statements_per_op`` / ``statements_scv`` in place: for a TPC-C operation the
-    system's ``tpcc_statements`` / ``tpcc_statements_scv`` (its costs per statement; the mix of 2 to
-    70 statements per transaction), else 1 and 0; and ``wait_scv``, the system's."""
+def effective_think_time(think_time_s, client_cores, params: ParameterSet) -> np.ndarray:
+    """A closed loop's time between a reply and the next request [s]: ``think_time_s`` plus the
+    load generator's own time per request (parameter ``client_time_s``; 0 in the shipped sets)
+    where the knob ``client_cores`` gives it no cores -- with cores of its own that time is the
+    station ``client``, inside the latency."""
+    own_cores = np.isfinite(client_cores.astype(float))
+    return think_time_s + np.where(own_cores, 0.0, params.values.get("client_time_s", 0.0))
+
+
+def _statement_defaults(
+    knobs: settings.KnobArrays, workload: Workload, sys_: SystemArrays
+) -> dict[str, np.ndarray]:
+    """Unset ``statements_per_op`` / ``statements_scv`` resolved: for a TPC-C operation the system's
+    ``tpcc_statements`` / ``tpcc_statements_scv`` (its costs per statement; the mix of 2 to 70
+    statements per transaction), else 1 and 0; and ``wait_scv``, the system's (the three knobs'
+    arrays, for a resolved copy of ``knobs``)."""
     tpcc = workload.operation == "tpcc"
     per_op = sys_.take([s.tpcc_statements for s in sys_.specs]) if tpcc else 1.0
     scv = sys_.take([s.tpcc_statements_scv for s in sys_.specs]) if tpcc else 0.0
-    knobs["statements_per_op"] = settings.fill(knobs["statements_per_op"], per_op).astype(float)
-    knobs["statements_scv"] = settings.fill(knobs["statements_scv"], scv).astype(float)
     order = sys_.take([s.wait_scv for s in sys_.specs])
-    knobs["wait_scv"] = settings.fill(knobs["wait_scv"], order).astype(float)
+    return {
+        "statements_per_op": settings.fill(knobs.statements_per_op, per_op).astype(float),
+        "statements_scv": settings.fill(knobs.statements_scv, scv).astype(float),
+        "wait_scv": settings.fill(knobs.wait_scv, order).astype(float),
+    }
 
 
 def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan, copies_per_node=1.0) -> str:
@@ -314,8 +346,25 @@ def placement_error(nodes, replication_factor, ec_k=math.nan, ec_m=math.nan, cop
 EC_STRIPE_UNIT = 4096.0
 
 
-def _erasure_coding(cfg: dict, knobs: dict) -> None:
-    """Turn a k+m erasure-coded pool (knobs ``ec_k``, ``ec_m``) into what the stages use, in place.
+@dataclass(frozen=True)
+class Layout:
+    """What the pool's layout -- replicas, or a k+m erasure-coded pool (knobs ``ec_k``, ``ec_m``)
+    -- makes of a request, per configuration (:func:`layout`); the workload's
+    ``replication_factor``, ``acks`` and ``read_acks`` stay as given."""
+
+    data_copies: np.ndarray  # bytes stored per byte of the dataset: RF, or (k + m) / k [-]
+    shard_fraction: np.ndarray  # a write shard's bytes over the write's: 1/k, else 1 [-]
+    read_chunks: np.ndarray  # chunks a read gathers through the primary: k, else 1 [count]
+    rmw_reads: np.ndarray  # stripe-unit reads of a partial-stripe EC write: k, else 0 [count]
+    write_shards: np.ndarray  # copies (replicated) or shards (EC) a write executes at [count]
+    acks_waited: np.ndarray  # copies a write waits for: acks; every shard of its acting set (EC) [count]
+    #: replicas a read waits for: read_acks on a coordinator-based store's replicated pool, else 1 [count]
+    read_acks_waited: np.ndarray
+
+
+def layout(cfg: ConfigArrays, knobs: settings.KnobArrays, coordinator: np.ndarray) -> Layout:
+    """The pool's :class:`Layout` from the workload (``cfg``), the knobs ``ec_k`` / ``ec_m`` and
+    whether the system coordinates reads (``coordinator``).
 
     A write of at least a stripe (``k x 4 KiB``) sends k + m chunks of ``1/k`` of its bytes and
     waits for all; a smaller write rewrites the chunk it touches and the m coding chunks after
@@ -326,28 +375,30 @@ def _erasure_coding(cfg: dict, knobs: dict) -> None:
     m chunks; reading decodes from k chunks) and 'Erasure Coding Direct Reads' (development docs:
     all EC reads go through the primary); ceph/ceph PR 23138 '[RFC] osd: ec partial stripe reads'
     (reads of part of a stripe still read whole chunks). Replicated pools: ``data_copies`` = RF,
-    shards of full size, one chunk per read, no read-modify-write.
+    shards of full size, one chunk per read, no read-modify-write. Only a coordinator-based store
+    (Cassandra / ScyllaDB) reads several replicas for one read; a primary-copy system (Ceph, MySQL,
+    Redis) answers from one whatever read_consistency says, and an EC read gathers chunks instead.
     """
-    k, m = knobs["ec_k"].astype(float), knobs["ec_m"].astype(float)
-    rf = cfg["replication_factor"]
+    k, m = knobs.ec_k.astype(float), knobs.ec_m.astype(float)
+    rf = cfg.replication_factor
     ec = np.isfinite(k)
     if (ec != np.isfinite(m)).any():
         raise ValueError("ec_k / ec_m: an erasure-coded pool needs both (k data and m coding chunks)")
-    why = placement_error(cfg["nodes"], 1.0, k, m, knobs["copies_per_node"])
+    why = placement_error(cfg.nodes, 1.0, k, m, knobs.copies_per_node)
     if why:
         raise ValueError(why)
     k, m = np.where(ec, k, 1.0), np.where(ec, m, 0.0)
-    full_write = cfg["io_bytes"] >= k * EC_STRIPE_UNIT
+    full_write = cfg.io_bytes >= k * EC_STRIPE_UNIT
     shards = np.where(full_write, k + m, 1.0 + m)
-    cfg["data_copies"] = np.where(ec, (k + m) / k, rf)
-    cfg["shard_fraction"] = np.where(ec & full_write, 1.0 / k, 1.0)  # bytes of a write shard / the write's
-    cfg["read_chunks"] = np.where(ec, k, 1.0)
-    cfg["rmw_reads"] = np.where(ec & ~full_write, k, 0.0)  # stripe reads of a partial write
-    # copies (replicated) or shards (erasure-coded) each write executes at; replication_factor stays
-    # the pool's as given
-    cfg["write_shards"] = np.where(ec, shards, rf)
-    cfg["acks"] = np.where(ec, shards, cfg["acks"])  # Ceph waits for every shard of its acting set
-    cfg["read_acks"] = np.where(ec, 1.0, cfg["read_acks"])  # an EC read gathers chunks (read_chunks)
+    return Layout(
+        data_copies=np.where(ec, (k + m) / k, rf),
+        shard_fraction=np.where(ec & full_write, 1.0 / k, 1.0),
+        read_chunks=np.where(ec, k, 1.0),
+        rmw_reads=np.where(ec & ~full_write, k, 0.0),
+        write_shards=np.where(ec, shards, rf),
+        acks_waited=np.where(ec, shards, cfg.acks),  # Ceph waits for every shard of its acting set
+        read_acks_waited=np.where(coordinator & ~ec, cfg.read_acks, 1.0),
+    )
 
 
 def _as_platforms(platform) -> tuple[list[Platform], np.ndarray | int]:
@@ -509,14 +560,14 @@ class Cpu:
 def cpu(inp: Inputs) -> Cpu:
     """Shards / worker threads, SMT yield, USL, NUMA slowdown, VM efficiency, idle daemon cores."""
     plat, k, params = inp.plat, inp.knobs, inp.params
-    tpc = settings.fill(k["threads_per_core"], plat.threads_per_core).astype(float)
+    tpc = settings.fill(k.threads_per_core, plat.threads_per_core).astype(float)
     _check_smt(plat, tpc)
-    cores = settings.fill(k["cores"], plat.cores).astype(float)
+    cores = settings.fill(k.cores, plat.cores).astype(float)
     if (cores < 1).any() or (cores > plat.cores).any():
         i = int(np.argmax((cores < 1) | (cores > plat.cores)))
         raise ValueError(f"cores: {cores[i]:g} is outside 1..{plat.cores[i]:g} for {plat.id[i]}")
-    devices = settings.fill(k["devices"], plat.devices).astype(float)
-    cores_per_device = k["cores_per_device"].astype(float)
+    devices = settings.fill(k.devices, plat.devices).astype(float)
+    cores_per_device = k.cores_per_device.astype(float)
     cores = np.where(np.isfinite(cores_per_device), np.minimum(cores, cores_per_device * devices), cores)
     if (cores < 1).any():
         i = int(np.argmax(cores < 1))
@@ -527,11 +578,11 @@ def cpu(inp: Inputs) -> Cpu:
     per_device = _daemons_per_device(inp)
     idle = np.where(inp.sys.has_daemons, _daemon_idle(inp) * per_device * devices, 0.0)
     cores_avail = np.maximum(cores - idle, 0.05)  # cores left for requests [count]
-    cap = k["thread_cap"].astype(float)
+    cap = k.thread_cap.astype(float)
     cap = np.where(np.isfinite(cap), cap, inp.sys.thread_cap)
     cap = np.where(inp.sys.load_threads, np.minimum(cap, _load_threads(inp)), cap)
     threads = np.maximum(np.floor(scaling.usable_threads(np.maximum(cores_avail, 1.0), tpc, cap)), 1.0)
-    virt = k["virtualization"]
+    virt = k.virtualization
     virt_eff = np.select(
         [virt == "untuned", virt == "boost"],
         [params["virt_cpu_efficiency[untuned]"], params["virt_cpu_efficiency[boost]"]],
@@ -619,7 +670,7 @@ def _load_threads(inp: Inputs) -> np.ndarray:
     if not inp.workload.closed:
         return np.full(inp.size, np.inf)
     cfg = inp.cfg
-    return np.maximum(np.ceil(cfg["population"] / cfg["iodepth"] / cfg["nodes"]), 1.0)
+    return np.maximum(np.ceil(cfg.population / cfg.iodepth / cfg.nodes), 1.0)
 
 
 def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
@@ -635,9 +686,9 @@ def _busy_threads(inp: Inputs, threads: np.ndarray) -> np.ndarray:
     if not inp.workload.closed:
         return threads
     cfg = inp.cfg
-    f = cfg["read_fraction"]
-    copies = f + (1.0 - f) * cfg["write_shards"]
-    return np.clip(cfg["population"] * copies / cfg["nodes"], 1.0, threads)
+    f = cfg.read_fraction
+    copies = f + (1.0 - f) * inp.layout.write_shards
+    return np.clip(cfg.population * copies / cfg.nodes, 1.0, threads)
 
 
 def _command_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycles=0.0) -> np.ndarray:
@@ -669,7 +720,7 @@ def _message_cycles(inp: Inputs, exit_cycles=0.0) -> np.ndarray:
     TCP, on a NIC or loopback, in which ``cpu_cycles_message`` is calibrated; a unix socket's
     less)."""
     socket = inp.plat.net_message_share * inp.sys.parameter(inp.params, "cpu_cycles_message")
-    return (socket + exit_cycles) / inp.cfg["iodepth"]
+    return (socket + exit_cycles) / inp.cfg.iodepth
 
 
 def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
@@ -679,12 +730,12 @@ def _io_thread_parts(inp: Inputs, stall_cycles, client_share, exit_cycles):
     generator's work (once per operation: a write replica 1 / rf of it) on every thread alike, and
     everything else the class is charged (:func:`_operation_cycles`) with its DRAM stalls on the
     main thread."""
-    statements = inp.knobs["statements_per_op"].astype(float)
+    statements = inp.knobs.statements_per_op.astype(float)
     op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
     sockets = _message_cycles(inp, exit_cycles) * statements
-    handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg["iodepth"] * statements
+    handoff = inp.sys.parameter(inp.params, "cpu_cycles_handoff") / inp.cfg.iodepth * statements
     g_r = client_cycles(inp, client_share, exit_cycles) * statements
-    g_w = g_r / inp.cfg["write_shards"]
+    g_w = g_r / inp.layout.write_shards
     stalls = stall_cycles * statements
     main_r, main_w = op_r - sockets - g_r + stalls, op_w - sockets - g_w + stalls
     return (main_r, sockets, handoff, g_r), (main_w, sockets, handoff, g_w)
@@ -694,7 +745,7 @@ def _command_and_message(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_c
     """Per command a node runs [cycles]: the command's cycles, its share of the request messages'
     socket work (with a guest's VM exits) and of a co-located load generator's work --
     ``(c_cmd, (c_msg + e) / iodepth, c_client / copies)`` of :func:`_command_share`."""
-    f, copies = inp.cfg["read_fraction"], inp.cfg["write_shards"]
+    f, copies = inp.cfg.read_fraction, inp.layout.write_shards
     sys_, params = inp.sys, inp.params
     read, write = sys_.parameter(params, "cpu_cycles_read"), _write_cycles(inp)
     per_op = f + (1 - f) * copies  # commands a node runs per operation (a write once per replica)
@@ -709,14 +760,12 @@ def _write_cycles(inp: Inputs) -> np.ndarray:
     spend (:mod:`perfmodel.mechanisms.durability`, :mod:`perfmodel.mechanisms.ordering`; both 0
     where a spec does not measure them)."""
     sys_, params = inp.sys, inp.params
-    in_order = ordering.sequential(inp.cfg["access_pattern"]) & sys_.key_ordered
-    spared = durability.log_cpu(sys_.parameter(params, "log_cpu_share"), inp.knobs["durability"])
+    in_order = ordering.sequential(inp.cfg.access_pattern) & sys_.key_ordered
+    spared = durability.log_cpu(sys_.parameter(params, "log_cpu_share"), inp.knobs.durability)
     # an insert that need not find its key's place: in key order, or appended to a vector memtable
     search = np.maximum(
         ordering.insert_cpu(sys_.parameter(params, "ordered_insert_saving"), in_order),
-        ordering.insert_cpu(
-            sys_.parameter(params, "vector_insert_saving"), inp.knobs["memtable"] == "vector"
-        ),
+        ordering.insert_cpu(sys_.parameter(params, "vector_insert_saving"), inp.knobs.memtable == "vector"),
     )
     spared = spared + search
     return sys_.parameter(params, "cpu_cycles_write") * (1.0 - np.minimum(spared, 1.0))
@@ -734,14 +783,14 @@ def _write_lock_share(inp: Inputs, stall_cycles=0.0, client_share=1.0, exit_cycl
     item lock: GETs scale with threads, SETs level off at ``hz / c_lock`` per node (Gunther 2007,
     eq. 4.1: Amdahl as USL with kappa = 0). Like every USL term here it slows the threads, so it
     costs a request at light load too (a known limit: a lock is waited for only under contention)."""
-    f, copies = inp.cfg["read_fraction"], inp.cfg["write_shards"]
+    f, copies = inp.cfg.read_fraction, inp.layout.write_shards
     sys_ = inp.sys
     if not sys_.serial_write_lock.any():  # no such system in the grid: skip a second pass over the costs
         return np.zeros(inp.size)
     locked = np.where(sys_.serial_write_lock, sys_.parameter(inp.params, "cpu_cycles_write_lock"), 0.0)
     locked = locked * _write_statements(inp.knobs)
     op_r, op_w = _operation_cycles(inp, client_share, exit_cycles)
-    stalls = stall_cycles * inp.knobs["statements_per_op"].astype(float)
+    stalls = stall_cycles * inp.knobs.statements_per_op.astype(float)
     total = f * (op_r + stalls) + (1 - f) * copies * (op_w + stalls)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, np.minimum((1 - f) * copies * locked / total, 1.0), 0.0)
@@ -785,7 +834,7 @@ def _daemons_per_device(inp: Inputs) -> np.ndarray:
     for code, spec in enumerate(inp.sys.specs):
         if spec.daemons is not None:
             mask = inp.sys.codes == code
-            out[mask] = inp.knobs[spec.daemons.per_device_knob].astype(float)[mask]
+            out[mask] = getattr(inp.knobs, spec.daemons.per_device_knob).astype(float)[mask]
     return out
 
 
@@ -803,7 +852,7 @@ def _numa_slowdown(inp: Inputs, threads: np.ndarray, tpc: np.ndarray, miss: np.n
     it -- so the spread's extra cost is scaled by ``miss``, :func:`llc_miss_share`."""
     plat = inp.plat
     cores_per_node = plat.cores / plat.numa_nodes
-    bound = inp.knobs["numa_binding"].astype(bool)
+    bound = inp.knobs.numa_binding.astype(bool)
     spanned = scaling.numa_nodes_spanned(np.ceil(threads / tpc), cores_per_node, bound, plat.numa_nodes)
     spread = scaling.numa_slowdown(
         spanned,
@@ -835,7 +884,7 @@ def llc_miss_share(inp: Inputs) -> np.ndarray:
         return np.ones(inp.size)
     all_rows = np.ones(inp.size, dtype=bool)
     hit = _hit_ratio(
-        inp, np.where(known, l3, 0.0), np.where(known, data, 1.0), inp.cfg["object_bytes"], all_rows
+        inp, np.where(known, l3, 0.0), np.where(known, data, 1.0), inp.cfg.object_bytes, all_rows
     )
     return np.where(known, 1.0 - hit, 1.0)
 
@@ -843,7 +892,7 @@ def llc_miss_share(inp: Inputs) -> np.ndarray:
 def _per_node_data(inp: Inputs) -> np.ndarray:
     """The data one node holds [B]: ``dataset_bytes x data_copies / nodes``."""
     cfg = inp.cfg
-    return cfg["dataset_bytes"] * cfg["data_copies"] / cfg["nodes"]
+    return cfg.dataset_bytes * inp.layout.data_copies / cfg.nodes
 
 
 def _hit_ratio(inp: Inputs, cache_b, data_b, item_b, rows) -> np.ndarray:
@@ -851,9 +900,9 @@ def _hit_ratio(inp: Inputs, cache_b, data_b, item_b, rows) -> np.ndarray:
     (``rows``: the configurations the arrays belong to, a boolean mask)."""
     cfg = inp.cfg
     return _cache.hit_ratios(
-        cache_b, data_b, item_b, cfg["key_distribution"][rows],
-        zipf_s=cfg["zipf_s"][rows], hot_data_fraction=cfg["hot_data_fraction"][rows],
-        hot_op_fraction=cfg["hot_op_fraction"][rows],
+        cache_b, data_b, item_b, cfg.key_distribution[rows],
+        zipf_s=cfg.zipf_s[rows], hot_data_fraction=cfg.hot_data_fraction[rows],
+        hot_op_fraction=cfg.hot_op_fraction[rows],
     )  # fmt: skip
 
 
@@ -879,7 +928,7 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     cfg, sys_ = inp.cfg, inp.sys
     share = sys_.parameter(inp.params, "cache_share_of_ram")
     ram_share = share * inp.plat.ram_bytes / cpu_.daemons  # what the RAM holds of the data [B]
-    cache_bytes = inp.knobs["cache_bytes"].astype(float)
+    cache_bytes = inp.knobs.cache_bytes.astype(float)
     cache_bytes = np.where(np.isfinite(cache_bytes), cache_bytes, ram_share)
     per_node_data = _per_node_data(inp)
 
@@ -887,9 +936,9 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
         return _hit_ratio(inp, cache_b, data_b, item_b, rows)
 
     all_rows = np.ones(inp.size, dtype=bool)
-    data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg["object_bytes"], all_rows), 0.0)
-    cold = inp.knobs["cache_state"] == "cold"
-    resident = sys_.data_cache & (inp.knobs["cache_state"] == "resident")
+    data_hit = np.where(sys_.data_cache, hit(cache_bytes, per_node_data, cfg.object_bytes, all_rows), 0.0)
+    cold = inp.knobs.cache_state == "cold"
+    resident = sys_.data_cache & (inp.knobs.cache_state == "resident")
     data_hit = np.where(cold, 0.0, np.where(resident, 1.0, data_hit))
     # buffered I/O (PostgreSQL): a page the system's cache misses may still be in the OS page
     # cache, the rest of the RAM share (an explicit shared_buffers of 64 GB on a 252 GiB server
@@ -902,7 +951,7 @@ def cache(inp: Inputs, cpu_: Cpu) -> Cache:
     page_cache_hit = np.zeros(inp.size)
     if buffered.any():  # a second hit-ratio solve, only where a page cache exists
         in_memory = np.maximum(cache_bytes, ram_share - cache_bytes)[buffered]
-        both = hit(in_memory, per_node_data[buffered], cfg["object_bytes"][buffered], buffered)
+        both = hit(in_memory, per_node_data[buffered], cfg.object_bytes[buffered], buffered)
         page_cache_hit[buffered] = np.maximum(both - data_hit[buffered], 0.0)
     metadata_reads = np.zeros(inp.size)
     for code, spec in enumerate(sys_.specs):
@@ -1004,15 +1053,15 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     plat = inp.plat
     factor = params.values.get("device_time_factor", 1.0)  # the lab's drives against their catalog's
     data = _lab_device(
-        device_specs(settings.fill(k["device"], plat.device), list(plat.platforms), plat.index), factor
+        device_specs(settings.fill(k.device, plat.device), list(plat.platforms), plat.index), factor
     )
-    wal_ids = settings.fill(k["wal_device"], plat.wal_device)
+    wal_ids = settings.fill(k.wal_device, plat.wal_device)
     wal, has_wal = _lab_device(device_specs(wal_ids, list(plat.platforms), plat.index), factor), wal_ids != ""
-    io_bytes = np.maximum(cfg["io_bytes"], sys_.page_bytes)
+    io_bytes = np.maximum(cfg.io_bytes, sys_.page_bytes)
     # erasure coding: a large read gathers k chunks of 1/k, a write shard carries 1/k (or the chunk)
-    chunk = np.where(cfg["read_chunks"] > 1, EC_STRIPE_UNIT, 0.0)  # an EC read reads whole stripe units
-    read_bytes = np.maximum(np.maximum(cfg["io_bytes"] / cfg["read_chunks"], chunk), sys_.page_bytes)
-    write_bytes = np.maximum(cfg["io_bytes"] * cfg["shard_fraction"], sys_.page_bytes)
+    chunk = np.where(inp.layout.read_chunks > 1, EC_STRIPE_UNIT, 0.0)  # an EC read reads whole stripe units
+    read_bytes = np.maximum(np.maximum(cfg.io_bytes / inp.layout.read_chunks, chunk), sys_.page_bytes)
+    write_bytes = np.maximum(cfg.io_bytes * inp.layout.shard_fraction, sys_.page_bytes)
     occ_r = storage.io_occupancy(read_bytes, data.parallelism, data.read_iops, data.seq_read)
     occ_w = storage.io_occupancy(write_bytes, data.parallelism, data.write_iops, data.seq_write)
     occ_stripe = storage.io_occupancy(  # a stripe-unit chunk read of a read-modify-write
@@ -1032,17 +1081,15 @@ def devices(inp: Inputs, cpu_: Cpu, cache_: Cache) -> Devices:
     writing = _write_statements(k)  # dirty pages per writing statement
     lookups, rows = _keys_and_rows(k)  # page reads per index lookup (a statement, or each IN-list key)
     # keys read in the order the store keeps share its pages (mechanisms.ordering)
-    in_order = ordering.sequential(cfg["access_pattern"]) & sys_.key_ordered
-    pages = lookups * ordering.pages_per_key(cfg["object_bytes"], sys_.page_bytes, in_order)
+    in_order = ordering.sequential(cfg.access_pattern) & sys_.key_ordered
+    pages = lookups * ordering.pages_per_key(cfg.object_bytes, sys_.page_bytes, in_order)
     # a range's further rows fill the next pages of a store that keeps key order
-    pages = pages + ordering.range_pages(
-        rows - lookups, cfg["object_bytes"], sys_.page_bytes, sys_.key_ordered
-    )
-    per_miss = sys_.parameter(params, "device_reads_per_miss") * pages * cfg["read_chunks"]
+    pages = pages + ordering.range_pages(rows - lookups, cfg.object_bytes, sys_.page_bytes, sys_.key_ordered)
+    per_miss = sys_.parameter(params, "device_reads_per_miss") * pages * inp.layout.read_chunks
     miss_reads = (1.0 - cache_.data_hit - cache_.page_cache_hit) * per_miss  # from the device
     copies = cache_.page_cache_hit * per_miss  # from the OS page cache (buffered I/O)
     reads_per_write = np.where(sys_.read_before_write, miss_reads, 0.0)
-    rmw = cfg["rmw_reads"] / cfg["write_shards"]  # a partial EC write's stripe reads, per shard
+    rmw = inp.layout.rmw_reads / inp.layout.write_shards  # a partial EC write's stripe reads, per shard
     sync = sys_.parameter(params, "sync_writes")
     # one synchronous write (WAL / deferred) goes to the WAL device when there is one; a
     # system whose commit is a redo-log flush writes it at the log station (paths)
@@ -1087,11 +1134,11 @@ def _background(inp: Inputs, data: DeviceSpecs, in_order: np.ndarray, writing: n
     factor = ordering.background_write_factor(
         inp.sys.parameter(inp.params, "background_write_factor"), in_order, inp.sys.lsm
     )
-    factor = compaction.background_factor(factor, inp.knobs["compactions"], inp.sys.lsm)
-    factor = durability.background_factor(factor, inp.knobs["durability"], inp.sys.lsm)
-    per_write = cfg["object_bytes"] * factor * writing
+    factor = compaction.background_factor(factor, inp.knobs.compactions, inp.sys.lsm)
+    factor = durability.background_factor(factor, inp.knobs.durability, inp.sys.lsm)
+    per_write = cfg.object_bytes * factor * writing
     occ = storage.io_occupancy(bursts.FLUSH_IO_BYTES, data.parallelism, data.write_iops, data.seq_write)
-    per_request = (1 - cfg["read_fraction"]) * per_write * cfg["write_shards"] / cfg["nodes"]
+    per_request = (1 - cfg.read_fraction) * per_write * inp.layout.write_shards / cfg.nodes
     return per_write, occ, per_write / bursts.FLUSH_IO_BYTES * occ, per_request
 
 
@@ -1186,9 +1233,9 @@ def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
     replicas counted, so a node holds ``units x daemons`` and a device ``units x daemons per
     device``."""
     cfg, sys_ = inp.cfg, inp.sys
-    nodes, rf = cfg["nodes"], cfg["write_shards"]
+    nodes, rf = cfg.nodes, inp.layout.write_shards
     node_imb, dev_imb = np.ones(inp.size), np.ones(inp.size)
-    knob = inp.knobs["placement_units"].astype(float)
+    knob = inp.knobs.placement_units.astype(float)
     per_device = _daemons_per_device(inp)
     for code, spec in enumerate(sys_.specs):
         if spec.placement is None:
@@ -1203,7 +1250,7 @@ def scale_out(inp: Inputs, cpu_: Cpu) -> ScaleOut:
             dev_imb[m] = placement.imbalance(
                 cpu_.devices[m] * nodes[m], rf[m], units * per_device[m], "random"
             )
-    token_aware = inp.knobs["token_aware"].astype(float)
+    token_aware = inp.knobs.token_aware.astype(float)
     forwarded = np.where(sys_.coordinator, placement.forwarded_share(nodes, rf, token_aware), 0.0)
     return ScaleOut(node_imb, dev_imb, forwarded)
 
@@ -1218,27 +1265,27 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         [params["virt_io_overhead_s[untuned]"], params["virt_io_overhead_s[boost]"]],
         0.0,
     )
-    statements = inp.knobs["statements_per_op"].astype(float)  # a round trip per statement
+    statements = inp.knobs.statements_per_op.astype(float)  # a round trip per statement
     rtt = np.where(sys_.remote, 2 * plat.net_latency + params["net_stack_s"], 0.0)
     wire = rtt * statements
     # a write acknowledged by two or more replicas waits for one that is not the node the client
     # reached: one more round trip between nodes (primary-copy Ceph, QUORUM / ALL writes)
-    replica_hop = np.where((cfg["acks"] >= 2) & (cfg["write_shards"] >= 2), rtt, 0.0)
+    replica_hop = np.where((inp.layout.acks_waited >= 2) & (inp.layout.write_shards >= 2), rtt, 0.0)
     # a read at QUORUM / ALL waits for the digests of replicas other than its coordinator: as well
-    read_hop = np.where((cfg["read_acks"] >= 2) & (cfg["write_shards"] >= 2), rtt, 0.0)
-    net = np.where(sys_.remote, (cfg["message_bytes"] + HEADER_BYTES) / plat.net_bw, 0.0) * statements
+    read_hop = np.where((inp.layout.read_acks_waited >= 2) & (inp.layout.write_shards >= 2), rtt, 0.0)
+    net = np.where(sys_.remote, (cfg.message_bytes + HEADER_BYTES) / plat.net_bw, 0.0) * statements
     # an erasure-coded write sends each shard its chunk (1/k of the bytes) from the primary
     net_shard = (
         np.where(
-            sys_.remote, (cfg["message_bytes"] * cfg["shard_fraction"] + HEADER_BYTES) / plat.net_bw, 0.0
+            sys_.remote, (cfg.message_bytes * inp.layout.shard_fraction + HEADER_BYTES) / plat.net_bw, 0.0
         )
         * statements
     )
     log_bytes = _log_bytes(inp)
     # a commit waits for its flushes one after the other (MySQL's binary log: the redo log's
     # prepare flush, then the binary log's), each the device's write latency and the VM I/O path
-    flushes = settings.fill(inp.knobs["log_flushes"], sys_.take([s.log_flushes for s in sys_.specs]))
-    dur = inp.knobs["durability"]
+    flushes = settings.fill(inp.knobs.log_flushes, sys_.take([s.log_flushes for s in sys_.specs]))
+    dur = inp.knobs.durability
     log = np.where(  # a commit waits for its flushes unless it is asynchronous (mechanisms.durability)
         sys_.sync_to_log & durability.waits_for_log(dur),
         flushes.astype(float) * (dev.data.write_latency + virt_io) + log_bytes / dev.data.seq_write,
@@ -1251,12 +1298,12 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
     zone_rtt, zone_client, zone_replica, zone_read_replica = _zones(inp)
     zone_read = zone_mean(zone_client, statements, zone_read_replica, zone_rtt)
     zone_write = zone_mean(zone_client, statements, zone_replica, zone_rtt)
-    gbps = inp.knobs["client_link_gbps"].astype(float)
+    gbps = inp.knobs.client_link_gbps.astype(float)
     has_link = np.isfinite(gbps)
     link_bw = np.where(has_link, gbps * 1e9 / 8, 1.0)
     return Paths(
         # a large EC read: the primary gathers k - 1 chunks from other OSDs, then sends the object
-        net_read=net * (1.0 + (cfg["read_chunks"] - 1.0) / cfg["read_chunks"]),
+        net_read=net * (1.0 + (inp.layout.read_chunks - 1.0) / inp.layout.read_chunks),
         net_write=net_shard,
         fixed_read=wire + read_hop + zone_read + virt_io * dev.reads_per_read,
         fixed_write=wire
@@ -1264,8 +1311,8 @@ def paths(inp: Inputs, cpu_: Cpu, dev: Devices) -> Paths:
         + zone_write
         + virt_io * (dev.reads_per_write + dev.sync_data + dev.sync_wal),
         log_write=log,
-        log_files=inp.knobs["log_files"].astype(float),
-        link=np.where(has_link, (cfg["message_bytes"] + HEADER_BYTES) / link_bw, 0.0),
+        log_files=inp.knobs.log_files.astype(float),
+        link=np.where(has_link, (cfg.message_bytes + HEADER_BYTES) / link_bw, 0.0),
         log_flushes=flushes.astype(float),
         log_background=log_background,
         zone_rtt=zone_rtt,
@@ -1295,12 +1342,12 @@ def _zones(inp: Inputs):
     cross_zone_replica_share`). A system without network round trips (``remote: false``) crosses
     none."""
     cfg, plat = inp.cfg, inp.plat
-    zones = settings.fill(inp.knobs["zones"], 1.0).astype(float)  # unset in a list: one site
+    zones = settings.fill(inp.knobs.zones, 1.0).astype(float)  # unset in a list: one site
     spread = zones > 1
-    if (spread & (zones > cfg["nodes"])).any():
-        i = int(np.argmax(spread & (zones > cfg["nodes"])))
-        raise ValueError(f"zones: {zones[i]:g} zones need as many nodes, got nodes={cfg['nodes'][i]:g}")
-    between = settings.fill(inp.knobs["zone_rtt_s"], plat.zone_rtt_s).astype(float)
+    if (spread & (zones > cfg.nodes)).any():
+        i = int(np.argmax(spread & (zones > cfg.nodes)))
+        raise ValueError(f"zones: {zones[i]:g} zones need as many nodes, got nodes={cfg.nodes[i]:g}")
+    between = settings.fill(inp.knobs.zone_rtt_s, plat.zone_rtt_s).astype(float)
     if (spread & inp.sys.remote & ~np.isfinite(between)).any():  # a system without round trips crosses none
         i = int(np.argmax(spread & inp.sys.remote & ~np.isfinite(between)))
         raise ValueError(
@@ -1318,15 +1365,15 @@ def _zones(inp: Inputs):
         )
     rtt = np.where(on, np.nan_to_num(between) - within, 0.0)
     client = np.where(on, placement.cross_zone_client_share(zones), 0.0)
-    replicated = on & (cfg["write_shards"] >= 2)
-    rf = np.maximum(cfg["write_shards"], 1.0)
+    replicated = on & (inp.layout.write_shards >= 2)
+    rf = np.maximum(inp.layout.write_shards, 1.0)
 
     def replica_share(acks):
         return np.where(
             replicated, placement.cross_zone_replica_share(zones, rf, np.clip(acks, 1.0, rf)), 0.0
         )
 
-    return rtt, client, replica_share(cfg["acks"]), replica_share(cfg["read_acks"])
+    return rtt, client, replica_share(inp.layout.acks_waited), replica_share(inp.layout.read_acks_waited)
 
 
 @dataclass(frozen=True)
@@ -1337,11 +1384,11 @@ class Demands:
     cpu_write: np.ndarray
 
 
-def _write_statements(knobs: dict) -> np.ndarray:
+def _write_statements(knobs: settings.KnobArrays) -> np.ndarray:
     """Statements of a writing operation that write [count]: ``statements_per_op`` less its
     ``read_statements_per_op`` (a sysbench oltp_read_write transaction: 18 - 14 = 4), at least one."""
-    statements = knobs["statements_per_op"].astype(float)
-    reads = settings.fill(knobs["read_statements_per_op"], 0.0).astype(float)  # blank in a list: 0
+    statements = knobs.statements_per_op.astype(float)
+    reads = settings.fill(knobs.read_statements_per_op, 0.0).astype(float)  # blank in a list: 0
     if (reads > statements - 1).any():
         i = int(np.argmax(reads > statements - 1))
         raise ValueError(
@@ -1352,12 +1399,12 @@ def _write_statements(knobs: dict) -> np.ndarray:
     return statements - reads
 
 
-def _keys_and_rows(knobs: dict) -> tuple[np.ndarray, np.ndarray]:
+def _keys_and_rows(knobs: settings.KnobArrays) -> tuple[np.ndarray, np.ndarray]:
     """Index lookups and rows per operation: ``keys_per_op`` (default: one per statement) and
     ``rows_per_op`` (default: one per lookup), never fewer than the statements / lookups."""
-    statements = knobs["statements_per_op"].astype(float)
-    keys = np.maximum(settings.fill(knobs["keys_per_op"], statements).astype(float), statements)
-    rows = np.maximum(settings.fill(knobs["rows_per_op"], keys).astype(float), keys)
+    statements = knobs.statements_per_op.astype(float)
+    keys = np.maximum(settings.fill(knobs.keys_per_op, statements).astype(float), statements)
+    rows = np.maximum(settings.fill(knobs.rows_per_op, keys).astype(float), keys)
     return keys, rows
 
 
@@ -1391,7 +1438,7 @@ def client_cycles(inp: Inputs, share=1.0, exit_cycles=0.0) -> np.ndarray:
     histograms) is not counted. Time-sharing tails (a thread waiting out the other's scheduler
     slice) and the latency of waking an idle thread are not modelled."""
     sys_, params = inp.sys, inp.params
-    colocated = inp.knobs["client_colocated"].astype(float)
+    colocated = inp.knobs.client_colocated.astype(float)
     message = _message_cycles(inp, exit_cycles)
     command = np.where(sys_.client_mirrors_commands, sys_.parameter(params, "cpu_cycles_read"), 0.0)
     return colocated * share * (message + command)
@@ -1411,18 +1458,18 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
     with; an assumption: the count is one measured at a moderate load, where the receiver is often
     idle -- a receiver kept busy by many connections halts less."""
     sys_, params = inp.sys, inp.params
-    statements = inp.knobs["statements_per_op"].astype(float)
+    statements = inp.knobs.statements_per_op.astype(float)
     # a request message (socket read, parse, reply write) per statement, shared by the commands a
     # client pipelines in one message (its iodepth)
     per_message = _message_cycles(inp, exit_cycles)
     # an erasure-coded read is k sub-reads, each an operation on the OSD holding its chunk
-    op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] + per_message) * statements
+    op_r = (sys_.parameter(params, "cpu_cycles_read") * inp.layout.read_chunks + per_message) * statements
     # a partial erasure-coded write first reads the stripe: k sub-reads, spread over its shards
-    rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.cfg["rmw_reads"] / inp.cfg["write_shards"]
+    rmw_ops = sys_.parameter(params, "cpu_cycles_read") * inp.layout.rmw_reads / inp.layout.write_shards
     # a writing operation's SELECTs (read_statements_per_op) cost what a read's do
     writing = _write_statements(inp.knobs)
     op_w = ((_write_cycles(inp) + rmw_ops) * writing
-            + sys_.parameter(params, "cpu_cycles_read") * inp.cfg["read_chunks"] * (statements - writing)
+            + sys_.parameter(params, "cpu_cycles_read") * inp.layout.read_chunks * (statements - writing)
             + per_message * statements)  # fmt: skip
     # index lookups beyond one per statement (IN-list keys): a B-tree descent and row fetch each;
     # rows beyond one per lookup (the next rows of a range or scan): a row visit each -- leaf-row
@@ -1432,12 +1479,12 @@ def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[n
              + sys_.parameter(params, "cpu_cycles_row") * np.maximum(rows - keys, 0.0))  # fmt: skip
     # a statement sent as SQL text (simple query protocol) is parsed, analysed and planned each time;
     # a prepared one skips that (PostgreSQL documentation, PREPARE)
-    unprepared = 1.0 - settings.fill(inp.knobs["prepared"], 1.0).astype(float)
+    unprepared = 1.0 - settings.fill(inp.knobs.prepared, 1.0).astype(float)
     parse = sys_.parameter(params, "cpu_cycles_parse") * unprepared * statements
     # only the node the SQL reaches parses it, and a load generator on the server's cores works
     # once per operation; op_w is charged to each of a write's replicas
     once = parse + client_cycles(inp, client_share, exit_cycles) * statements
-    op_r, op_w = op_r + extra + once, op_w + extra + once / inp.cfg["write_shards"]
+    op_r, op_w = op_r + extra + once, op_w + extra + once / inp.layout.write_shards
     return op_r, op_w
 
 
@@ -1458,7 +1505,7 @@ def demands(inp: Inputs, cpu_: Cpu, cache_: Cache, dev: Devices) -> Demands:
     op_r, op_w = _operation_cycles(inp, cpu_.client_share, exits)
     # [s], at any clock; slowed by the threads' contention as their cycles are (USL as slower
     # threads: the stall is part of the serial share, so Amdahl's bound holds with it)
-    statements = inp.knobs["statements_per_op"].astype(float)
+    statements = inp.knobs.statements_per_op.astype(float)
     stall, stall_w = (cpu_.dram_stall / e * statements for e in (cpu_.usl_efficiency, cpu_.write_efficiency))
     own = cpu_.write_efficiency != cpu_.usl_efficiency  # a write replica's efficiency of its own
     hz_w = np.where(own, hz / cpu_.usl_efficiency * cpu_.write_efficiency, hz)
@@ -1504,7 +1551,7 @@ class NodeModel:
 STATEMENT_CPU_SCV = 0.0
 
 
-def _cpu_scv(knobs: dict) -> np.ndarray:
+def _cpu_scv(knobs: settings.KnobArrays) -> np.ndarray:
     """SCV of an operation's CPU time [-]: ``K`` statements (mean ``k``, SCV ``c_K``), each a CPU
     burst of SCV ``c_s``, sum to SCV ``c_s / k + c_K`` (a random sum, ``Var S = k Var X + Var K
     E[X]^2``: Tijms, *A First Course in Stochastic Models*, 2003, eq. 1.2.2).
@@ -1519,8 +1566,8 @@ def _cpu_scv(knobs: dict) -> np.ndarray:
     factor 1.2037x -> 1.2046x, leave-one-out median |rel| 18.6% -> 18.4%). Not modelled: the OS's own noise
     (interrupts, preemption), which a one-thread run shows as p95 / mean just above 1.
     """
-    k = knobs["statements_per_op"].astype(float)
-    return STATEMENT_CPU_SCV / k + settings.fill(knobs["statements_scv"], 0.0).astype(float)
+    k = knobs.statements_per_op.astype(float)
+    return STATEMENT_CPU_SCV / k + settings.fill(knobs.statements_scv, 0.0).astype(float)
 
 
 def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so: ScaleOut) -> StationNetwork:
@@ -1532,7 +1579,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     forward). Placement imbalance scales each node's (device's) load to the busiest one's.
     """
     size, k, cfg = inp.size, len(STATIONS), inp.cfg
-    nodes, rf = cfg["nodes"], cfg["write_shards"]
+    nodes, rf = cfg.nodes, inp.layout.write_shards
     fwd = so.forwarded
     cyc_fwd = inp.sys.take(
         [s.parameter(inp.params, "cpu_cycles_forward") if s.coordinator else 0.0 for s in inp.sys.specs]
@@ -1541,7 +1588,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     hop = fwd * np.where(inp.sys.remote, 2 * inp.plat.net_latency + inp.params["net_stack_s"], 0.0)
     d_read, d_write = np.zeros((size, k)), np.zeros((size, k))
     servers, mult, scv = np.ones((size, k)), np.ones((size, k)), np.ones((size, k))
-    cores = inp.knobs["client_cores"].astype(float)
+    cores = inp.knobs.client_cores.astype(float)
     client = np.where(np.isfinite(cores), inp.params.values.get("client_time_s", 0.0), 0.0)
     client_servers = np.where(np.isfinite(cores), cores, 1.0)
     rows = {
@@ -1557,7 +1604,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
         # (as many flush slots as requests can be outstanding)
         # k flushes in turn, each exponential: SCV 1 / k
         "log": (0.0, path.log_write,
-                np.where(inp.sys.group_commit, np.maximum(path.log_files, cfg["population"]), path.log_files),
+                np.where(inp.sys.group_commit, np.maximum(path.log_files, cfg.population), path.log_files),
                 nodes, 1.0 / path.log_flushes),
         "client_link": (path.link, path.link, 1.0, 1.0, 0.0),
         # the load generator's cores: its time per request, exponential (a CPU's mix of work)
@@ -1594,13 +1641,13 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     imbalance[:, IX["device"]] = so.device_imbalance
     b = dev.bursts
     return StationNetwork(
-        d_read, d_write, servers, mult, scv, cfg["read_fraction"], cfg["write_shards"], cfg["acks"],
+        d_read, d_write, servers, mult, scv, cfg.read_fraction, rf, inp.layout.acks_waited,
         burst_duty_per_op=b.duty_per_op, burst_backlog=b.backlog, burst_reach=b.reach,
         flush_queue_share=b.queue_share, burst_read_cap=b.read_cap,
         burst_devices=cpu_.devices * nodes, burst_size_scv=b.size_scv, stall_share=b.stall_share,
         load_write=load_write, destage=destage, flush=flush, fcfs=fcfs,
         v_read=v_read, v_write=v_write, imbalance=imbalance,
-        wait_scv=inp.knobs["wait_scv"].astype(float),
+        wait_scv=inp.knobs.wait_scv.astype(float),
     )  # fmt: skip
 
 
@@ -1624,8 +1671,8 @@ def solve(model: NodeModel) -> Solution:
     """Solve every configuration's network: closed loop (approximate MVA) or open arrivals."""
     cfg = model.inputs.cfg
     if model.inputs.workload.closed:
-        return solve_closed(model.net, cfg["population"], cfg["think_time_s"])
-    return solve_open(model.net, cfg["arrival_rate"])
+        return solve_closed(model.net, cfg.population, model.inputs.effective_think_time_s)
+    return solve_open(model.net, cfg.arrival_rate)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1653,7 +1700,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     waits behind a share of the burst backlog B, a write held by memtable back-pressure waits the
     rest of a flush (:func:`perfmodel.mechanisms.bursts.closed_loop_burst`; docs/models.md)."""
     net, x, inp = model.net, sol.throughput, model.inputs
-    f = inp.cfg["read_fraction"]
+    f = inp.cfg.read_fraction
     mean_r, var_r, mean_w, var_w = class_moments(net, sol)
     # writes held by memtable back-pressure (solve_closed): a share p_stall of them waits the
     # rest of a flush, stall / p_stall on average -- taken as that constant
@@ -1664,7 +1711,7 @@ def tails(model: NodeModel, sol: Solution) -> Tails:
     # latency is a mixture over how many round trips between zones the request makes
     zones_r, zones_w = zone_mixtures(model.paths)
     # a read that meets a flush burst waits in it (closed loop: fewer reads meet it, each longer)
-    population = inp.cfg["population"] if inp.workload.closed else None
+    population = inp.cfg.population if inp.workload.closed else None
     burst = bursts.read_tail(net, model.devices.bursts, x, population)
     vr_mean, vr_var = _spread(mean_r, var_r, shift_r)
     vw_mean, vw_var = _spread(mean_w, var_w, shift_w)
@@ -1799,7 +1846,7 @@ class IoRates:
 def io_rates(model: NodeModel, sol: Solution) -> IoRates:
     """Device I/O rates from the throughput, and outstanding I/Os by Little's law."""
     dev, inp, x = model.devices, model.inputs, sol.throughput
-    f, rf, nodes = inp.cfg["read_fraction"], inp.cfg["write_shards"], inp.cfg["nodes"]
+    f, rf, nodes = inp.cfg.read_fraction, inp.layout.write_shards, inp.cfg.nodes
     devices = model.cpu.devices
     per_dev = x / (devices * nodes)
     metadata = np.where(dev.metadata_on_data, dev.metadata_reads, 0.0)
@@ -1825,7 +1872,7 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
     # a load that leaves no throughput or an infinite latency is past capacity, open loop or closed
     endless = ~np.isfinite(t.mean) | np.any([~np.isfinite(t.quantiles[q][2]) for q in t.quantiles], axis=0)
     sat = sat | ~(x > 0) | endless
-    f = inp.cfg["read_fraction"]
+    f = inp.cfg.read_fraction
     has_r, has_w = f > 0, f < 1
 
     def ms(v, cls_mask=None):
@@ -1839,13 +1886,13 @@ def report(model: NodeModel, sol: Solution) -> pd.DataFrame:
         {
             "platform": _categorical(inp.plat.id),
             "system": pd.Categorical.from_codes(inp.sys.codes, [s.id for s in inp.sys.specs]),
-            "nodes": inp.cfg["nodes"],
+            "nodes": inp.cfg.nodes,
             "cores": model.cpu.cores,
             "threads_per_core": model.cpu.threads_per_core,
             "shards": model.cpu.threads,
             "device": _categorical(model.devices.data.ids),
-            "concurrency": inp.cfg["population"] if inp.workload.closed else np.nan,
-            "arrival_rate": inp.cfg["arrival_rate"],
+            "concurrency": inp.cfg.population if inp.workload.closed else np.nan,
+            "arrival_rate": inp.cfg.arrival_rate,
             "read_fraction": f,
             "cache_hit_ratio": model.cache.data_hit,
             "throughput_ops_s": x,

@@ -22,28 +22,29 @@ def _model(io, read_fraction, ec_k, ec_m, rf=3, nodes=8, clients=8, **extra):
 
 def test_replicated_pools_are_unchanged_by_the_ec_knobs_left_unset():
     a = _model(4096, 0.7, NAN, NAN)
-    assert a.inputs.cfg["read_chunks"][0] == 1 and a.inputs.cfg["shard_fraction"][0] == 1
-    assert a.inputs.cfg["data_copies"][0] == 3 and a.inputs.cfg["rmw_reads"][0] == 0
+    assert a.inputs.layout.read_chunks[0] == 1 and a.inputs.layout.shard_fraction[0] == 1
+    assert a.inputs.layout.data_copies[0] == 3 and a.inputs.layout.rmw_reads[0] == 0
 
 
 def test_a_full_stripe_write_sends_k_plus_m_chunks_of_one_kth():
     ec = _model(4 << 20, 0.0, 6, 2)
-    cfg = ec.inputs.cfg
-    assert cfg["write_shards"][0] == 8 and cfg["acks"][0] == 8  # every shard acknowledges
-    assert cfg["replication_factor"][0] == 3  # the pool's replication factor is never rewritten
-    assert cfg["shard_fraction"][0] == pytest.approx(1 / 6) and cfg["rmw_reads"][0] == 0
+    pool = ec.inputs.layout
+    assert pool.write_shards[0] == 8 and pool.acks_waited[0] == 8  # every shard acknowledges
+    # the pool's replication factor and the workload's acks are never rewritten
+    assert ec.inputs.cfg.replication_factor[0] == 3 and ec.inputs.cfg.acks[0] == 1
+    assert pool.shard_fraction[0] == pytest.approx(1 / 6) and pool.rmw_reads[0] == 0
     rep = _model(4 << 20, 0.0, NAN, NAN)
     # bytes on the wire per write: (k + m) / k = 1.33x the object against 3x for three replicas
     net = chain.IX["network"]
-    ec_bytes = ec.net.d_write[0, net] * cfg["write_shards"][0]
-    rep_bytes = rep.net.d_write[0, net] * rep.inputs.cfg["write_shards"][0]
+    ec_bytes = ec.net.d_write[0, net] * pool.write_shards[0]
+    rep_bytes = rep.net.d_write[0, net] * rep.inputs.layout.write_shards[0]
     assert ec_bytes / rep_bytes == pytest.approx((8 / 6) / 3, rel=0.01)  # headers are 128 B of 4 MiB
 
 
 def test_a_partial_write_reads_the_stripe_and_rewrites_one_chunk_and_the_coding_chunks():
-    cfg = _model(4096, 0.0, 6, 2).inputs.cfg
-    assert cfg["write_shards"][0] == 3  # the touched data chunk + m = 2 coding chunks
-    assert cfg["rmw_reads"][0] == 6 and cfg["shard_fraction"][0] == 1
+    pool = _model(4096, 0.0, 6, 2).inputs.layout
+    assert pool.write_shards[0] == 3  # the touched data chunk + m = 2 coding chunks
+    assert pool.rmw_reads[0] == 6 and pool.shard_fraction[0] == 1
 
 
 def test_a_read_is_k_sub_reads_each_an_osd_operation():
@@ -51,7 +52,7 @@ def test_a_read_is_k_sub_reads_each_an_osd_operation():
     # everything cached (data and onodes), so the difference is the sub-read operations alone
     ec = _model(4096, 1.0, 6, 2, clients=1, cache_bytes=1e13)
     rep = _model(4096, 1.0, NAN, NAN, clients=1, cache_bytes=1e13)
-    assert ec.inputs.cfg["read_chunks"][0] == 6
+    assert ec.inputs.layout.read_chunks[0] == 6
     cpu = chain.IX["cpu"]
     # in reference cycles, each at its own clock: the pools' data per node differ (k + m over k
     # against 3 copies), and with it the share of accesses the NUMA penalty applies to
@@ -61,7 +62,7 @@ def test_a_read_is_k_sub_reads_each_an_osd_operation():
 
 
 def test_capacity_overhead_is_k_plus_m_over_k():
-    assert _model(4096, 1.0, 4, 2).inputs.cfg["data_copies"][0] == pytest.approx(1.5)
+    assert _model(4096, 1.0, 4, 2).inputs.layout.data_copies[0] == pytest.approx(1.5)
 
 
 def test_network_bound_large_writes_gain_what_the_bytes_say():

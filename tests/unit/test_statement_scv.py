@@ -97,14 +97,14 @@ def test_a_tpcc_operation_takes_the_systems_statements_when_unset(system):
     spec = systems.load_system(system)
     w = Workload(operation="tpcc", read_fraction=0.08, object_bytes=8192, dataset_bytes=1e10, clients=16)
     knobs = chain.build(PLATFORM, w, nodes=1, system=system, params="default").inputs.knobs
-    assert knobs["statements_per_op"][0] == spec.tpcc_statements
-    assert knobs["statements_scv"][0] == spec.tpcc_statements_scv > 0  # every TPC-C mix spreads
+    assert knobs.statements_per_op[0] == spec.tpcc_statements
+    assert knobs.statements_scv[0] == spec.tpcc_statements_scv > 0  # every TPC-C mix spreads
     set_ = chain.build(PLATFORM, w, nodes=1, system=system, params="default", statements_per_op=3,
                        statements_scv=0.0).inputs.knobs  # fmt: skip
-    assert (set_["statements_per_op"][0], set_["statements_scv"][0]) == (3.0, 0.0)
+    assert (set_.statements_per_op[0], set_.statements_scv[0]) == (3.0, 0.0)
     other = chain.build(PLATFORM, replace(w, operation="mixed"), nodes=1, system=system,
                         params="default").inputs.knobs  # fmt: skip
-    assert (other["statements_per_op"][0], other["statements_scv"][0]) == (1.0, 0.0)
+    assert (other.statements_per_op[0], other.statements_scv[0]) == (1.0, 0.0)
 
 
 def test_a_tpcc_figure_and_the_same_prediction_agree():

@@ -301,7 +301,7 @@ def test_a_servers_io_scheduler_caps_what_a_read_waits_of_a_flush(clients):
     )
     assert t_kernel.mean_read[0] > t_cap.mean_read[0]
     if clients is None:  # open: a read meeting a flush waits the goal, so doubling it adds share x goal
-        share = t_cap.tail_event_share[0] / capped.inputs.cfg["read_fraction"][0]
+        share = t_cap.tail_event_share[0] / capped.inputs.cfg.read_fraction[0]
         doubled = _with_cap(capped, 2 * goal)
         t2 = chain.tails(doubled, chain.solve(doubled))
         assert t2.mean_read[0] - t_cap.mean_read[0] == pytest.approx(share * goal, rel=1e-6)

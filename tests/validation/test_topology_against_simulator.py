@@ -71,7 +71,7 @@ def test_the_answer_holds_in_the_simulator(system, platform, workload, target, s
     system = system.removesuffix("-sync")
     row, model, t, sim = _answer_and_simulation(w, system, platform, target, slo, **sync)
     assert system == "redis" or "throughput" in row.binding  # a loaded answer, not the floor
-    offered = float(np.asarray(model.inputs.cfg["arrival_rate"])[0])
+    offered = float(np.asarray(model.inputs.cfg.arrival_rate)[0])
     assert sim["throughput_ops_s"] == pytest.approx(offered, rel=0.03)  # an open loop: what is offered
     assert sim["latency_p99_ms"] <= slo  # the SLO holds in the simulation too
     assert sim["latency_mean_ms"] == pytest.approx(t.mean[0] * 1e3, rel=0.1)
