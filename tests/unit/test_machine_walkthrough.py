@@ -54,6 +54,7 @@ def machine(tmp_path, monkeypatch):
             pass
 
 
+@pytest.mark.slow  # end to end (probe, ingest, calibrate, size): 10-13 s; make test, not test-fast
 def test_the_walkthrough_runs_as_written_and_ends_with_a_sized_cluster(machine, capsys):
     outputs = {}
     for line in filter(str.strip, machine["commands"].splitlines()):

@@ -119,6 +119,7 @@ def test_a_users_spec_without_the_field_is_named_by_its_path(tmp_path):
         perfmodel.predict(PLATFORM, READS, nodes=3, system=str(path), ec_k=2, ec_m=1)
 
 
+@pytest.mark.slow  # every recorded figure's configuration (about 3,200): 6-9 s; make test, not test-fast
 def test_no_recorded_figure_sets_a_knob_its_system_does_not_have():
     frame = perfmodel.load_benchmarks()
     for row in frame.to_dict("records"):
