@@ -62,7 +62,7 @@ from perfmodel.inputs import topology
 from perfmodel.inputs.catalog import Platform, load_platform
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.prices import PriceEntry, PriceTable, load_prices, monthly_cost
-from perfmodel.inputs.systems import load_system
+from perfmodel.inputs.systems import SystemSpec, load_system
 from perfmodel.inputs.workload import MAX_NODES, Workload
 from perfmodel.model import bands, caveats
 from perfmodel.model.predict import parameter_scope, predict
@@ -322,14 +322,13 @@ class _Job:
     """One sizing request, checked and set up: its search (candidates added) and what its table needs."""
 
     search: _Search
-    spec: object
-    w: Workload
-    loaded: list
+    spec: SystemSpec
+    w: Workload  # the open workload at the target
     interval: float | None
     cost: Mapping[str, float] | None
-    prices: tuple
-    target: tuple[float, float, str]
-    options: dict
+    prices: tuple[PriceTable | None, dict]  # the table and the pricing options
+    target: tuple[float, float, str]  # target, target [ops/s], target unit
+    options: dict  # the request's attrs
 
 
 def _setup(workload: Workload, *, target_ops_s=None, slo_p99_ms, system, platforms=DEFAULT_PLATFORMS,
@@ -355,8 +354,8 @@ def _setup(workload: Workload, *, target_ops_s=None, slo_p99_ms, system, platfor
     options = dict(max_nodes=int(max_nodes), slo_p99_ms=float(slo_p99_ms),
                    max_utilization=float(max_utilization), topology=spec.topology, system=spec.id,
                    failure_tolerance=int(failure_tolerance))  # fmt: skip
-    return _Job(search, spec, w, loaded, interval, cost, price_table, (float(target), float(target_ops_s),
-                target_unit), options)  # fmt: skip
+    goal = (float(target), float(target_ops_s), target_unit)
+    return _Job(search, spec, w, interval, cost, price_table, goal, options)
 
 
 def _finish(job: _Job, rows: list[dict]) -> pd.DataFrame:
