@@ -74,11 +74,29 @@ def missing_load(row: Mapping[str, Any]) -> str:
         "latency_p99",
         "latency_p999",
         "time_per_op",
+        "thread_time_per_op",
     ):
         return ""
     if _blank(row.get("clients")) and _blank(row.get("terminals")) and _blank(row.get("target_rate")):
         return "the load (clients or terminals) is not recorded"
     return ""
+
+
+def thread_time_per_op(row: Mapping[str, Any], throughput_ops_s: float) -> float:
+    """A closed loop's thread-seconds per operation [s]: ``threads / X``.
+
+    db_bench's ``micros/op`` is the sum of its threads' running seconds over
+    the operations done (RocksDB from 6.0, facebook/rocksdb d9c9f3c "db_bench:
+    fix micros/op reporting", #4949, 2019-02-05, and LevelDB), which is
+    ``threads / X`` when every thread runs the whole time; between 2013-06
+    (4985a9f) and 6.0 it printed the wall time per operation, ``1 / X``
+    (metric ``time_per_op``). ``threads`` = clients x threads per client.
+    """
+    threads = 1.0
+    for column in ("clients", "threads_per_client"):
+        if not _blank(row.get(column)):
+            threads *= float(row[column])
+    return threads / throughput_ops_s
 
 
 def _figure_knobs(row: Mapping[str, Any], get) -> dict[str, Any]:
@@ -256,6 +274,8 @@ def _value(out: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, str]:
             return float(out["throughput_ops_s"]) * float(io), ""
         if metric == "time_per_op":
             return 1.0 / float(out["throughput_ops_s"]), ""
+        if metric == "thread_time_per_op":
+            return thread_time_per_op(row, float(out["throughput_ops_s"])), ""
         return math.nan, f"no model output for client {metric}"
     if level == "device" and metric in _DEVICE_METRICS:
         if metric == "queue_depth":

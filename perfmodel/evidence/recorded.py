@@ -60,6 +60,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     "latency_p999": ("time",),
     "latency_max": ("time",),
     "time_per_op": ("time",),
+    "thread_time_per_op": ("time",),
     "completion_time": ("time",),
     "queue_depth": ("count",),
     "io_volume": ("size",),

@@ -29,6 +29,7 @@ CLIENT_GROUPS = {
     "tpmc": "throughput",
     "bandwidth": "throughput",
     "time_per_op": "throughput",
+    "thread_time_per_op": "throughput",
     "latency_mean": "mean latency",
     "latency_p50": "mean latency",
     "latency_p95": "tail latency",

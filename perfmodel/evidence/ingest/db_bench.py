@@ -3,8 +3,12 @@
 Each benchmark prints one line, ``readrandom : 3.146 micros/op 533074 ops/sec 0.188 seconds 100000
 operations; 51.1 MB/s (43375 of 50000 found)`` (older releases end at ``ops/sec;``), and with
 ``--histogram`` a ``Microseconds per read:`` block (Count, Average, Max, ``Percentiles: P50 ...
-P99.99``). ``micros/op`` is the time per operation of one thread; ``MB/s`` is MiB per second
-(db_bench divides by 1048576). The header states key and value sizes and the entries; the thread
+P99.99``). ``micros/op`` depends on the release: RocksDB 2.0-5.x printed the wall time per
+operation (``elapsed / ops``, metric ``time_per_op``); RocksDB 6.0 on (facebook/rocksdb d9c9f3c,
+#4949, 2019-02-05), LevelDB and RocksDB before 2.0 print the threads' summed running time per
+operation (``thread_time_per_op``, about ``threads / ops/sec``); the header's ``RocksDB: version``
+line decides, and without it the current meaning is assumed (a note says so). ``MB/s`` is MiB per
+second (db_bench divides by 1048576). The header states key and value sizes and the entries; the thread
 count (``--threads``) is not printed, so ``--set clients=N`` supplies it. Reference: RocksDB wiki,
 "Benchmarking tools" (https://github.com/facebook/rocksdb/wiki/Benchmarking-tools).
 """
@@ -53,6 +57,24 @@ def _operation(name: str) -> dict | None:
     return None
 
 
+def micros_per_op_metric(text: str) -> tuple[str, str]:
+    """The metric db_bench's ``micros/op`` is, from the header's version line, and a note.
+
+    ``thread_time_per_op`` (threads' summed running seconds / operations) for LevelDB, RocksDB
+    before 2.0 and from 6.0; ``time_per_op`` (wall seconds / operations) for RocksDB 2.0-5.x, the
+    releases between facebook/rocksdb 4985a9f (2013-06-12) and d9c9f3c (2019-02-05, in 6.0.1).
+    """
+    version = re.search(r"^(RocksDB|LevelDB):\s+version\s+(\d+)\.(\d+)", text, flags=re.M)
+    if version is None:
+        return "thread_time_per_op", (
+            "no 'RocksDB: version' line: micros/op read as the threads' time per operation "
+            "(RocksDB 6.0 on); a 2.0-5.x build printed wall time per operation"
+        )
+    if version.group(1) == "RocksDB" and 2 <= int(version.group(2)) < 6:
+        return "time_per_op", ""
+    return "thread_time_per_op", ""
+
+
 def _header(text: str) -> dict:
     load = {}
     keys = re.search(r"^Keys:\s+(\d+) bytes each", text, flags=re.M)
@@ -81,23 +103,23 @@ def _histogram(rest: str) -> list[tuple[str, str, str, str]]:
     return out
 
 
-def _benchmark(match: re.Match, rest: str, load: dict) -> list[Measurement]:
+def _benchmark(match: re.Match, rest: str, load: dict, per_op: str) -> list[Measurement]:
     name = match.group(1)
     values = [
         ("throughput", match.group(3), "ops/s", "'ops/sec'"),
-        ("time_per_op", match.group(2), "us", "'micros/op'"),
+        (per_op, match.group(2), "us", "'micros/op'"),
     ]
     if match.group(6):
         values.append(("bandwidth", match.group(6), "MiB/s", "'MB/s' (MiB: bytes / 1048576)"))
     out = run_measurements(name, f"result line '{name}'", load, values, closed_loop=False)
-    out = [m if m.metric != "time_per_op" else _same(m, name) for m in out]
+    out = [m if m.metric != per_op else _same(m, name) for m in out]
     return out + run_measurements(
         name, f"histogram after '{name}'", load, _histogram(rest), closed_loop=False
     )
 
 
 def _same(m: Measurement, name: str) -> Measurement:
-    """micros/op restates ops/sec (one thread's time per operation)."""
+    """micros/op restates ops/sec (wall or threads' time per operation)."""
     return Measurement(m.key, m.metric, m.value, m.unit, m.locator, m.load, (name, "throughput"), m.note)
 
 
@@ -105,7 +127,8 @@ def parse(text: str) -> Parsed:
     """Figures of each benchmark db_bench ran (those that only read or only write)."""
     text = "\n".join(lines(text))
     header = _header(text)
-    out, notes, seen = [], [], set()
+    per_op, version_note = micros_per_op_metric(text)
+    out, notes, seen = [], [version_note] if version_note else [], set()
     matches = list(_RESULT.finditer(text))
     for i, match in enumerate(matches):
         name = match.group(1)
@@ -120,7 +143,7 @@ def parse(text: str) -> Parsed:
             continue
         seen.add(name)
         order = {"access_pattern": "sequential" if "seq" in name else "random"}  # fillseq, readseq
-        out += _benchmark(match, rest, {**header, **kind, **order, "threads_per_client": 1})
+        out += _benchmark(match, rest, {**header, **kind, **order, "threads_per_client": 1}, per_op)
         if name.startswith(READ_WHILE):
             notes.append(f"{name}: the rate counts the reads; a writer ran alongside")
     if not out:
