@@ -55,8 +55,17 @@ def test_append_keeps_every_row_and_writes_one_header(tmp_path):
     assert any("redis / throughput" in line for line in lines)
 
 
+def _in_order(old: list[str], now: list[str]) -> bool:
+    """Whether every line of ``old`` is in ``now``, unchanged and in the same order (a subsequence)."""
+    lines = iter(now)
+    return all(line in lines for line in old)
+
+
 def test_the_record_is_append_only_in_the_history():
-    """Every committed version of the record is a prefix of today's: no row is ever edited or removed."""
+    """Every committed version of the record is in today's, row for row and in order: no row is ever
+    edited or removed. The header and the first version's rows stay the file's first lines; rows two
+    branches appended side by side are kept both, so a merged version holds the other branch's rows
+    between its own (a subsequence, not a prefix)."""
     rel = "data/validation/first-look.csv"
     try:
         commits = subprocess.run(["git", "log", "--format=%H", "--", rel], cwd=ROOT, check=True,
@@ -69,7 +78,17 @@ def test_the_record_is_append_only_in_the_history():
         if old.returncode:  # the commit deleted it: that is an edit too
             pytest.fail(f"{commit[:10]} removed {rel}")
         lines = old.stdout.splitlines()
-        assert now[: len(lines)] == lines, f"{commit[:10]}'s rows were changed since"
+        assert _in_order(lines, now), f"{commit[:10]}'s rows were changed, removed or reordered since"
+    first = subprocess.run(["git", "show", f"{commits[-1]}:{rel}"], cwd=ROOT, capture_output=True, text=True)
+    assert now[: len(first.stdout.splitlines())] == first.stdout.splitlines()
+
+
+def test_the_history_check_refuses_an_edit_a_removal_and_a_swap():
+    old = ["h", "a,1", "b,2"]
+    assert _in_order(old, ["h", "a,1", "x,9", "b,2", "c,3"])  # rows merged in between, rows appended
+    assert not _in_order(old, ["h", "a,1", "b,3"])  # edited
+    assert not _in_order(old, ["h", "b,2"])  # removed
+    assert not _in_order(old, ["h", "b,2", "a,1"])  # reordered
 
 
 def test_the_model_must_be_committed_to_be_looked_at(monkeypatch):
