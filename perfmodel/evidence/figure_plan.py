@@ -27,6 +27,7 @@ from perfmodel.evidence.recorded import parse_baseline
 from perfmodel.inputs import knobs as settings
 from perfmodel.inputs.catalog import Catalog
 from perfmodel.inputs.knobs import COLUMN_KNOBS
+from perfmodel.inputs.load_generators import client_time_s
 from perfmodel.inputs.params import ParameterSet, load_parameters
 from perfmodel.inputs.systems import load_system
 from perfmodel.inputs.units import UNITS
@@ -121,6 +122,9 @@ def _figure_knobs(row: Mapping[str, Any], get) -> dict[str, Any]:
     protocol = get("query_protocol")
     if protocol:  # SQL text is parsed and planned per statement (cpu_cycles_parse)
         knobs["prepared"] = 1.0 if protocol == "prepared" else 0.0
+    tool = get("load_generator")
+    if tool and client_time_s(str(tool)) is not None:  # the tool's measured CPU per request
+        knobs["client_time"] = client_time_s(str(tool))
     return knobs
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from perfmodel.inputs import load_generators
 from perfmodel.inputs import units as _units
 from perfmodel.inputs._data import data_dir
 from perfmodel.inputs.catalog import Catalog, default_catalog
@@ -206,6 +207,16 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "hardware threads of the load-generator machines together [count] (knob client_cores: the load "
         "generator's time per request is then served on them, inside the latency; blank: not modelled)",
+        config=True,
+    ),
+    Column(
+        "load_generator",
+        "choice",
+        False,
+        "the tool that ran the load (blank: not stated). A tool with a measured CPU per request "
+        f"(data/load_generators.yaml: {', '.join(load_generators.table().costs)}) sets the model's "
+        "client_time knob to it; the others set nothing",
+        load_generators.names(),
         config=True,
     ),
     Column(

@@ -170,12 +170,27 @@ KNOBS: dict[str, Knob] = {
             "count",
             UNSET,
             "hardware threads of the load-generator machines together: the load generator's time per "
-            "request (parameter client_time_s) is then served on them, queueing when they are busy and "
+            "request (knob client_time) is then served on them, queueing when they are busy and "
             "inside the latency the clients measure (station client); unset: that time is spent "
             "between a reply and the next request, outside the latency",
             maximum=1e6,
             maximum_reason="a million hardware threads of load generators",
             column="client_cores",
+        ),
+        Knob(
+            "client_time",
+            "number",
+            "s",
+            UNSET,
+            "the load generator's own CPU time per request (default: the parameter client_time_s, 0 in "
+            "the shipped sets; a recorded figure's load_generator column sets the tool's measured cost, "
+            "data/load_generators.yaml): served on client_cores where given; else, with "
+            "client_colocated, taken from the server's cores as cycles at the platform's base clock, in "
+            "place of the peer-protocol estimate (chain.client_cycles); else spent between a reply and "
+            "the next request",
+            zero=True,
+            maximum=0.01,
+            maximum_reason="10 ms of a load generator's CPU per request is a batch job, not a request",
         ),
         Knob("numa_binding", "bool", "", False, "the process is bound to the NUMA nodes it needs"),
         Knob(

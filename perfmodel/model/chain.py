@@ -282,17 +282,32 @@ def inputs(platform, workload: Workload, *, nodes, params, system, knobs) -> Inp
     plat = _with_network(_platform_arrays(platforms, cfg.platform_index.astype(int)), knob_arrays.network)
     for spec in sys_.specs:
         spec.check_parameters(params)
-    think = effective_think_time(cfg.think_time_s, knob_arrays.client_cores, params)
+    think = effective_think_time(cfg.think_time_s, knob_arrays, params)
     return Inputs(size, workload, params, cfg, knob_arrays, plat, sys_, pool, think)
 
 
-def effective_think_time(think_time_s, client_cores, params: ParameterSet) -> np.ndarray:
+def effective_think_time(think_time_s, knobs: settings.KnobArrays, params: ParameterSet) -> np.ndarray:
     """A closed loop's time between a reply and the next request [s]: ``think_time_s`` plus the
-    load generator's own time per request (parameter ``client_time_s``; 0 in the shipped sets)
-    where the knob ``client_cores`` gives it no cores -- with cores of its own that time is the
-    station ``client``, inside the latency."""
-    own_cores = np.isfinite(client_cores.astype(float))
-    return think_time_s + np.where(own_cores, 0.0, params.values.get("client_time_s", 0.0))
+    load generator's own time per request (:func:`client_time`) where it has neither cores of its
+    own (knob ``client_cores``: then that time is the station ``client``, inside the latency) nor
+    the server's cores to take it from (knob ``client_colocated`` with the tool's ``client_time``
+    given: then it is cycles of the server's threads, :func:`client_cycles`)."""
+    elsewhere = np.isfinite(knobs.client_cores.astype(float)) | _client_time_on_server(knobs)
+    return think_time_s + np.where(elsewhere, 0.0, client_time(knobs, params))
+
+
+def client_time(knobs: settings.KnobArrays, params: ParameterSet) -> np.ndarray:
+    """The load generator's own CPU time per request [s]: the knob ``client_time`` (a recorded
+    figure's tool, ``data/load_generators.yaml``), else the parameter ``client_time_s`` (0 in the
+    shipped sets; a lab fit may free it)."""
+    return settings.fill(knobs.client_time, params.values.get("client_time_s", 0.0)).astype(float)
+
+
+def _client_time_on_server(knobs: settings.KnobArrays) -> np.ndarray:
+    """Where the load generator's given time per request (knob ``client_time``) is the server's
+    cores' work: it shares them (``client_colocated``) and has no cores of its own (``client_cores``)."""
+    given = np.isfinite(knobs.client_time.astype(float))
+    return given & knobs.client_colocated.astype(bool) & ~np.isfinite(knobs.client_cores.astype(float))
 
 
 def _statement_defaults(
@@ -1436,12 +1451,22 @@ def client_cycles(inp: Inputs, share=1.0, exit_cycles=0.0) -> np.ndarray:
     threads carry (:func:`client_share`). Assumptions: the load generator speaks the server's
     protocol as a peer (memtier, redis-benchmark); its own bookkeeping (key generation, latency
     histograms) is not counted. Time-sharing tails (a thread waiting out the other's scheduler
-    slice) and the latency of waking an idle thread are not modelled."""
+    slice) and the latency of waking an idle thread are not modelled.
+
+    Where the tool's own CPU per request is given instead (knob ``client_time``, a measured cost of
+    ``data/load_generators.yaml``, and no ``client_cores`` of its own), that time replaces the
+    estimate (it counts the tool's socket work and its bookkeeping): ``client_time x base clock``
+    cycles per operation, spread over its statements. Assumption: the tool's time as measured is
+    its time at the platform's base clock; on the server's threads it then runs at their clock (SMT
+    sharing, contention), as the server's own cycles do."""
     sys_, params = inp.sys, inp.params
     colocated = inp.knobs.client_colocated.astype(float)
     message = _message_cycles(inp, exit_cycles)
     command = np.where(sys_.client_mirrors_commands, sys_.parameter(params, "cpu_cycles_read"), 0.0)
-    return colocated * share * (message + command)
+    statements = inp.knobs.statements_per_op.astype(float)
+    tool = settings.fill(inp.knobs.client_time, 0.0).astype(float) * inp.plat.base_hz / statements
+    estimate = np.where(_client_time_on_server(inp.knobs), tool, message + command)
+    return colocated * share * estimate
 
 
 def _operation_cycles(inp: Inputs, client_share=1.0, exit_cycles=0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -1589,7 +1614,7 @@ def network(inp: Inputs, cpu_: Cpu, dev: Devices, path: Paths, dem: Demands, so:
     d_read, d_write = np.zeros((size, k)), np.zeros((size, k))
     servers, mult, scv = np.ones((size, k)), np.ones((size, k)), np.ones((size, k))
     cores = inp.knobs.client_cores.astype(float)
-    client = np.where(np.isfinite(cores), inp.params.values.get("client_time_s", 0.0), 0.0)
+    client = np.where(np.isfinite(cores), client_time(inp.knobs, inp.params), 0.0)
     client_servers = np.where(np.isfinite(cores), cores, 1.0)
     rows = {
         # station: (read demand, write demand, servers, multiplicity, scv)

@@ -99,6 +99,26 @@ def test_the_rows_load_as_a_users_figure_file(name, tmp_path):
     assert (frame["source"] == name).all() and (frame["value_si"] > 0).all()
 
 
+#: format -> the load generator its figures name (column load_generator)
+TOOLS = {
+    "ycsb": "ycsb", "cassandra-stress": "cassandra-stress", "rados-bench": "rados-bench",
+    "hammerdb": "hammerdb", "benchmarksql": "benchmarksql", "memtier-json": "memtier", "fio-json": "fio",
+    "sysbench": "sysbench", "pgbench": "pgbench", "redis-benchmark-csv": "redis-benchmark",
+    "redis-benchmark": "redis-benchmark", "memaslap": "memaslap", "db_bench": "db_bench",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_ingest_names_the_tool_as_the_load_generator(name):
+    assert {r["load_generator"] for r in _read(name).rows} == {TOOLS[CASES[name][0]]}
+
+
+def test_every_format_names_a_known_tool_and_set_overrides_it():
+    assert {f.name: f.tool for f in ingest.FORMATS.values()} == TOOLS
+    fork = _read("cassandra_stress_armlp_c4a_write.txt", fields={"load_generator": "latte"})
+    assert {r["load_generator"] for r in fork.rows} == {"latte"}
+
+
 def test_nothing_else_is_detected():
     with pytest.raises(IngestError, match="give --format"):
         ingest.detect("hello\nworld\n")

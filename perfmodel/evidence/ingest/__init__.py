@@ -48,28 +48,37 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Format:
-    """One output format: ``name`` (``--format``), what it is, its parser and detector, and the
-    system the tool implies ("" when the output or the user must say)."""
+    """One output format: ``name`` (``--format``), what it is, its parser and detector, the
+    system the tool implies ("" when the output or the user must say) and the tool itself (the
+    figures' ``load_generator``: :func:`perfmodel.inputs.load_generators.names`)."""
 
     name: str
     description: str
     parse: Callable[[str], Parsed]
     detect: Callable[[str], bool]
     system: str = ""
+    tool: str = ""
 
 
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format(fio.NAME, "fio --output-format=json", fio.parse, fio.detect, fio.SYSTEM),
-        Format(sysbench.NAME, "sysbench OLTP or fileio report", sysbench.parse, sysbench.detect),
-        Format(pgbench.NAME, "pgbench report", pgbench.parse, pgbench.detect, pgbench.SYSTEM),
+        Format(fio.NAME, "fio --output-format=json", fio.parse, fio.detect, fio.SYSTEM, fio.TOOL),
+        Format(
+            sysbench.NAME,
+            "sysbench OLTP or fileio report",
+            sysbench.parse,
+            sysbench.detect,
+            tool=sysbench.TOOL,
+        ),
+        Format(pgbench.NAME, "pgbench report", pgbench.parse, pgbench.detect, pgbench.SYSTEM, pgbench.TOOL),
         Format(
             redis_benchmark.CSV_NAME,
             "redis-benchmark --csv",
             redis_benchmark.parse_csv,
             redis_benchmark.detect_csv,
             redis_benchmark.SYSTEM,
+            redis_benchmark.TOOL,
         ),
         Format(
             redis_benchmark.NAME,
@@ -77,32 +86,60 @@ FORMATS: dict[str, Format] = {
             redis_benchmark.parse,
             redis_benchmark.detect,
             redis_benchmark.SYSTEM,
+            redis_benchmark.TOOL,
         ),
-        Format(memtier.NAME, "memtier_benchmark --json-out-file", memtier.parse, memtier.detect),
         Format(
-            memaslap.NAME, "memaslap (memcaslap) report", memaslap.parse, memaslap.detect, memaslap.SYSTEM
+            memtier.NAME,
+            "memtier_benchmark --json-out-file",
+            memtier.parse,
+            memtier.detect,
+            tool=memtier.TOOL,
         ),
-        Format(ycsb.NAME, "YCSB text summary", ycsb.parse, ycsb.detect),
+        Format(
+            memaslap.NAME,
+            "memaslap (memcaslap) report",
+            memaslap.parse,
+            memaslap.detect,
+            memaslap.SYSTEM,
+            memaslap.TOOL,
+        ),
+        Format(ycsb.NAME, "YCSB text summary", ycsb.parse, ycsb.detect, tool=ycsb.TOOL),
         Format(
             cassandra_stress.NAME,
             "cassandra-stress Results: summary",
             cassandra_stress.parse,
             cassandra_stress.detect,
+            tool=cassandra_stress.TOOL,
         ),
-        Format(db_bench.NAME, "RocksDB db_bench report", db_bench.parse, db_bench.detect, db_bench.SYSTEM),
+        Format(
+            db_bench.NAME,
+            "RocksDB db_bench report",
+            db_bench.parse,
+            db_bench.detect,
+            db_bench.SYSTEM,
+            db_bench.TOOL,
+        ),
         Format(
             rados_bench.NAME,
             "Ceph rados bench summary",
             rados_bench.parse,
             rados_bench.detect,
             rados_bench.SYSTEM,
+            rados_bench.TOOL,
         ),
-        Format(tpcc.HAMMERDB, "HammerDB TPROC-C TEST RESULT line", tpcc.parse_hammerdb, tpcc.detect_hammerdb),
+        Format(
+            tpcc.HAMMERDB,
+            "HammerDB TPROC-C TEST RESULT line",
+            tpcc.parse_hammerdb,
+            tpcc.detect_hammerdb,
+            tool=tpcc.HAMMERDB,
+        ),
         Format(
             tpcc.BENCHMARKSQL,
             "BenchmarkSQL Measured tpmC lines",
             tpcc.parse_benchmarksql,
             tpcc.detect_benchmarksql,
+            tool=tpcc.BENCHMARKSQL,
         ),
     )
 }
@@ -124,7 +161,7 @@ def read(text: str, context: Context, fmt: str | None = None) -> Ingested:
     if fmt is not None and fmt not in FORMATS:
         raise IngestError(f"--format {fmt}: unknown; one of {', '.join(FORMATS)}")
     form = FORMATS[fmt] if fmt else detect(text)
-    return figure_rows(form.parse(text), context, form.name, form.system)
+    return figure_rows(form.parse(text), context, form.name, form.system, form.tool)
 
 
 def context_for(path: str | Path, **given) -> Context:

@@ -27,6 +27,8 @@ from perfmodel.evidence.ingest.common import (
 NAME = "cassandra-stress"
 TOOL = "cassandra-stress"
 SYSTEM = ""
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "cassandra-stress"
 #: summary label (lower case) -> metric
 LABELS = {
     "op rate": "throughput",

@@ -218,11 +218,15 @@ def figure_id(context: Context, key: str, metric: str) -> str:
     return slug(f"{context.file_id or context.source_id}-{key}-{metric.removeprefix('latency_')}")
 
 
-def figure_rows(parsed: Parsed, context: Context, fmt: str, implied_system: str = "") -> Ingested:
+def figure_rows(
+    parsed: Parsed, context: Context, fmt: str, implied_system: str = "", tool: str = ""
+) -> Ingested:
     """The figure rows of ``parsed`` in ``context``.
 
     The system is the user's (``--system``), else the one the output names, else the one the tool
-    implies (``implied_system``: pgbench runs on PostgreSQL). Raises :class:`IngestError` listing
+    implies (``implied_system``: pgbench runs on PostgreSQL); ``tool`` is the column
+    ``load_generator`` (the tool whose output this is; ``--set load_generator=`` overrides it, as
+    for a fork of the tool). Raises :class:`IngestError` listing
     every flag still needed, or a ``--set`` the output contradicts. Measurements of a metric the
     figure format does not record, or printed as zero (below the output's resolution), are left
     out and listed in ``left_out``.
@@ -235,6 +239,7 @@ def figure_rows(parsed: Parsed, context: Context, fmt: str, implied_system: str 
     keys = [(m.key, m.metric) for m in parsed.measurements]
     if len(set(keys)) != len(keys):
         raise IngestError(f"{fmt}: the output names one measurement twice")
+    defaults = {**({"load_generator": tool} if tool else {}), **parsed.defaults}
     left_out, kept = [], []
     for m in parsed.measurements:
         if m.metric not in METRICS:
@@ -242,7 +247,7 @@ def figure_rows(parsed: Parsed, context: Context, fmt: str, implied_system: str 
         elif number(m.value) <= 0:
             left_out.append((m.key, m.metric, f"printed as {m.value}, below the output's resolution"))
         else:
-            kept.append((m, _row(m, context, system, fmt, parsed.defaults)))
+            kept.append((m, _row(m, context, system, fmt, defaults)))
     ids = {row["figure_id"] for _, row in kept}
     for m, row in kept:
         other = figure_id(context, *m.same_as) if m.same_as else ""

@@ -30,6 +30,8 @@ from perfmodel.inputs.units import GB
 NAME = "db_bench"
 TOOL = "db_bench"
 SYSTEM = "rocksdb"
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "db_bench"
 WRITES = ("fill", "overwrite", "update", "delete", "merge", "append", "bulkload")
 READS = ("read", "seek", "multireadrandom", "getmergeoperands")
 #: db_bench benchmarks that mix: the printed rate counts the reads while one writer runs

@@ -30,6 +30,8 @@ from perfmodel.inputs.units import GB
 NAME = "fio-json"
 TOOL = "fio"
 SYSTEM = "fio"
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "fio"
 DIRECTIONS = ("read", "write")
 #: fio's rw= values: the operation and the share of reads (None: rwmixread decides)
 READ_WRITE = {

@@ -19,6 +19,8 @@ from perfmodel.evidence.ingest.common import IngestError, Parsed, lines, number,
 NAME = "memaslap"
 TOOL = "memaslap"
 SYSTEM = "memcached"
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "memaslap"
 BLOCKS = {"Get": ("get", "read"), "Set": ("set", "write"), "Total": ("total", None)}
 
 

@@ -25,6 +25,8 @@ from perfmodel.evidence.ingest.common import (
 NAME = "memtier-json"
 TOOL = "memtier_benchmark"
 SYSTEM = ""
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "memtier"
 PROTOCOL_SYSTEMS = {
     "redis": "redis",
     "resp2": "redis",

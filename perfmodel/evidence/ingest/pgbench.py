@@ -18,6 +18,8 @@ from perfmodel.evidence.ingest.common import IngestError, Parsed, lines, number,
 NAME = "pgbench"
 TOOL = "pgbench"
 SYSTEM = "postgresql"
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "pgbench"
 #: builtin transaction type -> its configuration columns
 BUILTINS = {
     "TPC-B (sort of)": {

@@ -19,6 +19,8 @@ from perfmodel.evidence.ingest.common import IngestError, Parsed, lines, number,
 NAME = "rados-bench"
 TOOL = "rados bench"
 SYSTEM = "ceph"
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "rados-bench"
 
 
 def detect(text: str) -> bool:

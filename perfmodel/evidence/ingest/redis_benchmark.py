@@ -19,6 +19,8 @@ NAME = "redis-benchmark"
 CSV_NAME = "redis-benchmark-csv"
 TOOL = "redis-benchmark"
 SYSTEM = "redis"
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "redis-benchmark"
 READS = ("GET", "MGET", "LRANGE", "LINDEX", "HGET", "SMEMBERS", "ZRANGE", "EXISTS")
 WRITES = (
     "SET",

@@ -30,6 +30,8 @@ from perfmodel.inputs.units import GB, MIB
 NAME = "sysbench"
 TOOL = "sysbench"
 SYSTEM = ""
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "sysbench"
 #: how close a per-transaction statement count must be to a whole number [-]
 STATEMENT_TOLERANCE = 0.05
 _FILE_MODES = {

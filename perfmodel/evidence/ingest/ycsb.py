@@ -29,6 +29,8 @@ from perfmodel.inputs.units import GB
 NAME = "ycsb"
 TOOL = "YCSB"
 SYSTEM = ""
+#: the load generator the figures name (column load_generator, data/load_generators.yaml)
+TOOL = "ycsb"
 #: YCSB operation sections -> figure operation
 OPERATIONS = {
     "READ": "read",
