@@ -122,9 +122,9 @@ def _figure_knobs(row: Mapping[str, Any], get) -> dict[str, Any]:
     protocol = get("query_protocol")
     if protocol:  # SQL text is parsed and planned per statement (cpu_cycles_parse)
         knobs["prepared"] = 1.0 if protocol == "prepared" else 0.0
-    tool = get("load_generator")
-    if tool and client_time_s(str(tool)) is not None:  # the tool's measured CPU per request
-        knobs["client_time"] = client_time_s(str(tool))
+    tool_time = client_time_s(str(get("load_generator"))) if get("load_generator") else None
+    if tool_time is not None:  # the tool's measured CPU per request
+        knobs["client_time"] = tool_time
     return knobs
 
 

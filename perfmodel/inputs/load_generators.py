@@ -42,11 +42,6 @@ class LoadGenerator:
     derivation: str
     caveats: str = ""
 
-    @property
-    def cycles_per_request(self) -> float:
-        """The cost in cycles of the clock it was measured at [cycles]."""
-        return self.cpu_us_per_request * 1e-6 * self.clock_ghz * 1e9
-
 
 @dataclass(frozen=True)
 class Table:
